@@ -1,0 +1,200 @@
+//! Every hard cap in moat, with what it bounds, why this value, and what happens
+//! at the cap.
+//!
+//! Configuration may *lower* the configurable caps ([`Limits`]) but never raise
+//! them above the `*_MAX` constants here; the broker refuses such a configuration
+//! at start-up. Fixed caps (no configuration) are plain constants.
+
+use serde::{Deserialize, Serialize};
+
+/// Largest `read_file` size a configuration may allow (64 MiB).
+///
+/// Why: a read is held in memory twice (worker and broker) and copied once more
+/// into the response line; 64 MiB keeps the worst case far below the worker's
+/// address-space limit. At the cap: `too_large`.
+pub const MAX_FILE_BYTES_MAX: u64 = 64 * 1024 * 1024;
+/// Smallest `max_file_bytes` a configuration may set.
+pub const MAX_FILE_BYTES_MIN: u64 = 1024;
+/// Default `max_file_bytes` (1 MiB), the seed's value.
+pub const MAX_FILE_BYTES_DEFAULT: u64 = 1024 * 1024;
+
+/// Bounds and default of `max_read_lines`: lines returned by one `read_file`.
+/// At the cap the read is cut and reported `truncated: true`.
+pub const MAX_READ_LINES_MAX: u32 = 100_000;
+/// Lower bound of `max_read_lines`.
+pub const MAX_READ_LINES_MIN: u32 = 10;
+/// Default of `max_read_lines`.
+pub const MAX_READ_LINES_DEFAULT: u32 = 4_000;
+
+/// Bounds and default of `max_search_results`: matches of one `search_code`,
+/// definitions of one `find_symbol`. At the cap: `truncated: true`.
+pub const MAX_SEARCH_RESULTS_MAX: u32 = 1_000;
+/// Lower bound of `max_search_results`.
+pub const MAX_SEARCH_RESULTS_MIN: u32 = 1;
+/// Default of `max_search_results`.
+pub const MAX_SEARCH_RESULTS_DEFAULT: u32 = 200;
+
+/// Bounds and default of `max_search_files`: files one walk yields
+/// (search, symbols, overview). At the cap the walk stops early.
+pub const MAX_SEARCH_FILES_MAX: u32 = 1_000_000;
+/// Lower bound of `max_search_files`.
+pub const MAX_SEARCH_FILES_MIN: u32 = 1;
+/// Default of `max_search_files`.
+pub const MAX_SEARCH_FILES_DEFAULT: u32 = 20_000;
+
+/// Bounds and default of `max_result_bytes`: rendered search output. At the cap
+/// the search stops and reports `truncated: true`.
+pub const MAX_RESULT_BYTES_MAX: u32 = 8 * 1024 * 1024;
+/// Lower bound of `max_result_bytes`.
+pub const MAX_RESULT_BYTES_MIN: u32 = 1024;
+/// Default of `max_result_bytes` (256 KiB).
+pub const MAX_RESULT_BYTES_DEFAULT: u32 = 256 * 1024;
+
+/// Bounds and default of `max_directory_entries`: entries of one listing. At
+/// the cap the listing is cut and reported `truncated: true`.
+pub const MAX_DIRECTORY_ENTRIES_MAX: u32 = 20_000;
+/// Lower bound of `max_directory_entries`.
+pub const MAX_DIRECTORY_ENTRIES_MIN: u32 = 1;
+/// Default of `max_directory_entries`.
+pub const MAX_DIRECTORY_ENTRIES_DEFAULT: u32 = 1_000;
+
+/// Bounds and default of `max_git_entries`: commits of one `git_log`.
+pub const MAX_GIT_ENTRIES_MAX: u32 = 1_000;
+/// Lower bound of `max_git_entries`.
+pub const MAX_GIT_ENTRIES_MIN: u32 = 1;
+/// Default of `max_git_entries`.
+pub const MAX_GIT_ENTRIES_DEFAULT: u32 = 200;
+
+/// Bounds and default of the per-request wall-clock budget, in milliseconds.
+/// Past it the worker stops cooperatively (partial results, or `timed_out`)
+/// and, as the backstop, the broker kills it.
+pub const TOOL_TIMEOUT_MS_MAX: u64 = 300_000;
+/// Lower bound of the per-request budget (0.1 s).
+pub const TOOL_TIMEOUT_MS_MIN: u64 = 100;
+/// Default per-request budget (15 s).
+pub const TOOL_TIMEOUT_MS_DEFAULT: u64 = 15_000;
+
+/// How long after the budget the broker waits for a worker's cooperative
+/// answer before it kills the worker's process group. Small, so a stuck
+/// request is answered within 100 ms of its deadline.
+pub const KILL_GRACE_MS: u64 = 40;
+
+/// Longest path argument, in characters (schema `maxLength`).
+pub const MAX_PATH_CHARS: usize = 4096;
+/// Longest search pattern, in characters. Longer: `bad_pattern`.
+pub const MAX_PATTERN_CHARS: usize = 512;
+/// Longest symbol name for `find_symbol`.
+pub const MAX_SYMBOL_CHARS: usize = 200;
+/// Longest git revision.
+pub const MAX_REVISION_CHARS: usize = 200;
+/// Most `file_glob` entries, and the longest one.
+pub const MAX_GLOBS: usize = 20;
+/// Longest single `file_glob` entry.
+pub const MAX_GLOB_CHARS: usize = 200;
+
+/// Bytes sniffed for a NUL to call a file binary (the seed's 8 KiB).
+pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// `search_code` skips files larger than this (counted in `files_skipped`).
+pub const SEARCH_MAX_FILE_BYTES: u64 = 512_000;
+/// `search_code` cuts each reported line (and context line) to this many characters.
+pub const SEARCH_LINE_CHARS: usize = 400;
+/// `project_overview` counts lines and parses manifests only up to this size.
+pub const OVERVIEW_MAX_FILE_BYTES: u64 = 262_144;
+/// `find_symbol` signature cap, in characters.
+pub const SIGNATURE_CHARS: usize = 160;
+/// git output cap, in bytes; output beyond it is dropped and `truncated` set.
+pub const GIT_OUTPUT_BYTES: usize = 256 * 1024;
+/// git's stderr line forwarded to the client is cut to this many characters.
+pub const GIT_STDERR_CHARS: usize = 300;
+
+/// Largest frame a worker may send (72 MiB): the largest file read plus room
+/// for the envelope. Checked before allocating; a bigger frame kills the worker.
+pub const MAX_RESPONSE_FRAME_LEN: usize = (MAX_FILE_BYTES_MAX as usize) + 8 * 1024 * 1024;
+/// Largest frame the broker sends (1 MiB): requests are a handful of short
+/// strings; the initial configuration frame is the largest.
+pub const MAX_REQUEST_FRAME_LEN: usize = 1024 * 1024;
+
+/// The configurable caps, as the broker validated them. Sent to each worker in
+/// [`crate::request::WorkerInit`]; each value is within its `*_MIN..=*_MAX`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// `read_file` size cap in bytes.
+    pub max_file_bytes: u64,
+    /// Lines per `read_file`.
+    pub max_read_lines: u32,
+    /// Matches per search, definitions per `find_symbol`.
+    pub max_search_results: u32,
+    /// Files one walk yields.
+    pub max_search_files: u32,
+    /// Rendered search output, in characters.
+    pub max_result_bytes: u32,
+    /// Entries per listing.
+    pub max_directory_entries: u32,
+    /// Commits per `git_log`.
+    pub max_git_entries: u32,
+    /// Per-request budget in milliseconds.
+    pub tool_timeout_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: MAX_FILE_BYTES_DEFAULT,
+            max_read_lines: MAX_READ_LINES_DEFAULT,
+            max_search_results: MAX_SEARCH_RESULTS_DEFAULT,
+            max_search_files: MAX_SEARCH_FILES_DEFAULT,
+            max_result_bytes: MAX_RESULT_BYTES_DEFAULT,
+            max_directory_entries: MAX_DIRECTORY_ENTRIES_DEFAULT,
+            max_git_entries: MAX_GIT_ENTRIES_DEFAULT,
+            tool_timeout_ms: TOOL_TIMEOUT_MS_DEFAULT,
+        }
+    }
+}
+
+impl Limits {
+    /// Clamp every value into its hard bounds. The broker validates first and
+    /// refuses out-of-range configuration; the worker clamps again so that a
+    /// wrong value can never *raise* a cap.
+    #[must_use]
+    pub fn clamped(self) -> Limits {
+        Limits {
+            max_file_bytes: self.max_file_bytes.clamp(MAX_FILE_BYTES_MIN, MAX_FILE_BYTES_MAX),
+            max_read_lines: self.max_read_lines.clamp(MAX_READ_LINES_MIN, MAX_READ_LINES_MAX),
+            max_search_results: self
+                .max_search_results
+                .clamp(MAX_SEARCH_RESULTS_MIN, MAX_SEARCH_RESULTS_MAX),
+            max_search_files: self.max_search_files.clamp(MAX_SEARCH_FILES_MIN, MAX_SEARCH_FILES_MAX),
+            max_result_bytes: self.max_result_bytes.clamp(MAX_RESULT_BYTES_MIN, MAX_RESULT_BYTES_MAX),
+            max_directory_entries: self
+                .max_directory_entries
+                .clamp(MAX_DIRECTORY_ENTRIES_MIN, MAX_DIRECTORY_ENTRIES_MAX),
+            max_git_entries: self.max_git_entries.clamp(MAX_GIT_ENTRIES_MIN, MAX_GIT_ENTRIES_MAX),
+            tool_timeout_ms: self.tool_timeout_ms.clamp(TOOL_TIMEOUT_MS_MIN, TOOL_TIMEOUT_MS_MAX),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamping_never_raises_a_cap() {
+        let wild = Limits {
+            max_file_bytes: u64::MAX,
+            max_read_lines: u32::MAX,
+            max_search_results: u32::MAX,
+            max_search_files: u32::MAX,
+            max_result_bytes: u32::MAX,
+            max_directory_entries: u32::MAX,
+            max_git_entries: u32::MAX,
+            tool_timeout_ms: u64::MAX,
+        }
+        .clamped();
+        assert_eq!(wild.max_file_bytes, MAX_FILE_BYTES_MAX);
+        assert_eq!(wild.max_read_lines, MAX_READ_LINES_MAX);
+        assert_eq!(wild.max_search_results, MAX_SEARCH_RESULTS_MAX);
+        assert_eq!(wild.tool_timeout_ms, TOOL_TIMEOUT_MS_MAX);
+        assert_eq!(Limits::default().clamped(), Limits::default());
+    }
+}

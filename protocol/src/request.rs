@@ -1,0 +1,212 @@
+//! What the broker asks of a worker: one start-up message, then one typed
+//! request per tool call.
+//!
+//! Arguments arrive here already validated against the tool's published input
+//! schema by the broker; the worker still treats them as untrusted (it re-checks
+//! every path through containment and every revision through its own validator).
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::Limits;
+
+/// The first frame a worker receives, before it confines itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerInit {
+    /// Absolute, canonical workspace root (UTF-8; the broker refuses others).
+    pub workspace: String,
+    /// Caps, already validated by the broker.
+    pub limits: Limits,
+    /// Follow symbolic links whose target stays inside the workspace.
+    pub follow_symlinks: bool,
+    /// Serve regular files with more than one hard link.
+    pub allow_hard_links: bool,
+    /// Extra denylist entries (lower-cased); the built-in list cannot shrink.
+    pub deny_extra: Vec<String>,
+    /// How git is run, when the broker found a git binary.
+    pub git: Option<GitSetup>,
+    /// What confinement the worker must reach before serving.
+    pub sandbox: SandboxRequest,
+}
+
+/// git as resolved once by the broker at start-up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitSetup {
+    /// Absolute path of the git binary.
+    pub binary: String,
+    /// Files the sandbox must let the worker read and execute (git, the ELF
+    /// interpreter).
+    pub exec_paths: Vec<String>,
+    /// Files the sandbox must let git read (shared libraries).
+    pub read_paths: Vec<String>,
+}
+
+/// The confinement a worker must reach; failing to reach it is fatal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SandboxRequest {
+    /// Landlock + seccomp + rlimits; exit with a distinct code if impossible.
+    Confined,
+    /// Process isolation only (rlimits, no_new_privs). Used where the kernel
+    /// lacks Landlock and the operator allowed the fallback.
+    ProcessOnly,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestEnvelope {
+    /// Milliseconds left for this request when it was sent.
+    pub budget_ms: u64,
+    /// The request itself.
+    pub request: Request,
+}
+
+/// One variant per tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Request {
+    /// `read_file`.
+    ReadFile(ReadFileArgs),
+    /// `list_directory`.
+    ListDirectory(ListDirectoryArgs),
+    /// `search_code`.
+    SearchCode(SearchCodeArgs),
+    /// `find_symbol`.
+    FindSymbol(FindSymbolArgs),
+    /// `project_overview`.
+    ProjectOverview(ProjectOverviewArgs),
+    /// `git_log`.
+    GitLog(GitLogArgs),
+    /// `git_diff`.
+    GitDiff(GitDiffArgs),
+}
+
+/// Arguments of `read_file`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadFileArgs {
+    /// Workspace-relative (or absolute inside the workspace) path.
+    pub path: String,
+    /// First line, 1-based; default 1.
+    pub start_line: Option<u64>,
+    /// Last line, inclusive; default the end of the file.
+    pub end_line: Option<u64>,
+}
+
+/// Arguments of `list_directory`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListDirectoryArgs {
+    /// Directory to list; `.` is the root.
+    pub path: String,
+    /// Include names starting with `.`.
+    pub include_hidden: bool,
+}
+
+/// Arguments of `search_code`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchCodeArgs {
+    /// Literal text or regular expression.
+    pub pattern: String,
+    /// Directory or file to search.
+    pub path: String,
+    /// Treat `pattern` as a regular expression.
+    pub regex: bool,
+    /// Match case exactly.
+    pub case_sensitive: bool,
+    /// Globs a file must match (relative path or base name); empty = all.
+    pub file_globs: Vec<String>,
+    /// Context lines before and after each match (0..=5).
+    pub context_lines: u8,
+    /// Most matches wanted (already capped by the broker).
+    pub max_results: u32,
+    /// Honour `.gitignore`/`.ignore` files.
+    pub respect_gitignore: bool,
+}
+
+/// Kinds a `find_symbol` caller can filter on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SymbolKind {
+    /// A class, struct, interface, trait or enum.
+    Class,
+    /// A free function.
+    Function,
+    /// A function defined inside a class (or impl).
+    Method,
+    /// A module-level variable or constant.
+    Variable,
+    /// A type alias or type definition.
+    Type,
+    /// A `const`/`let`/`var`/`val` binding.
+    Binding,
+}
+
+impl SymbolKind {
+    /// The name used on the MCP side.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolKind::Class => "class",
+            SymbolKind::Function => "function",
+            SymbolKind::Method => "method",
+            SymbolKind::Variable => "variable",
+            SymbolKind::Type => "type",
+            SymbolKind::Binding => "binding",
+        }
+    }
+
+    /// Parse an MCP-side kind name (`any` is not a kind: it is `None`).
+    #[must_use]
+    pub fn parse(s: &str) -> Option<SymbolKind> {
+        Some(match s {
+            "class" => SymbolKind::Class,
+            "function" => SymbolKind::Function,
+            "method" => SymbolKind::Method,
+            "variable" => SymbolKind::Variable,
+            "type" => SymbolKind::Type,
+            "binding" => SymbolKind::Binding,
+            _ => return None,
+        })
+    }
+}
+
+/// Arguments of `find_symbol`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindSymbolArgs {
+    /// Name to look for (whitespace already stripped by the worker).
+    pub symbol: String,
+    /// Directory (or file) to search.
+    pub path: String,
+    /// Only definitions of this kind; `None` = any.
+    pub kind: Option<SymbolKind>,
+    /// Exact name match (else case-insensitive substring).
+    pub exact: bool,
+}
+
+/// Arguments of `project_overview`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectOverviewArgs {
+    /// Directory to survey.
+    pub path: String,
+}
+
+/// Arguments of `git_log`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitLogArgs {
+    /// Most commits wanted (already capped by the broker).
+    pub limit: u32,
+    /// Revision or range; `None` = HEAD.
+    pub revision: Option<String>,
+    /// Restrict to this path.
+    pub path: Option<String>,
+}
+
+/// Arguments of `git_diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitDiffArgs {
+    /// Revision or range; `None` = working tree against the index.
+    pub revision: Option<String>,
+    /// Diff the staging area (`--cached`).
+    pub staged: bool,
+    /// Only a per-file summary (`--stat`).
+    pub stat_only: bool,
+    /// Restrict to this path.
+    pub path: Option<String>,
+    /// Lines of context (0..=10); `None` = git's default.
+    pub context_lines: Option<u8>,
+}

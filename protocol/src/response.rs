@@ -1,0 +1,365 @@
+//! What a worker answers: a hello after confinement, then one [`Response`] per
+//! request. Everything here is *data*; the broker renders it for the client,
+//! redacts it and fences it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::request::SymbolKind;
+use crate::wire_error::WireError;
+
+/// The first frame a worker sends, once it is confined and ready.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerHello {
+    /// What confinement the worker reached.
+    pub sandbox: SandboxReport,
+}
+
+/// The confinement a worker reports having reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxReport {
+    /// Landlock ABI version the kernel offers (0 = no Landlock).
+    pub landlock_abi: u8,
+    /// Landlock ruleset status.
+    pub landlock: Enforcement,
+    /// Filesystem access restricted to the workspace (plus git's files).
+    pub fs_restricted: bool,
+    /// TCP bind and connect denied by Landlock (ABI >= 4).
+    pub tcp_denied: bool,
+    /// Abstract unix sockets and signals scoped to the sandbox (ABI >= 6).
+    pub ipc_scoped: bool,
+    /// The seccomp allow-list is installed.
+    pub seccomp: bool,
+    /// `no_new_privs` is set.
+    pub no_new_privs: bool,
+    /// Resource limits applied, as `(name, soft)` pairs.
+    pub rlimits: Vec<(String, u64)>,
+}
+
+/// How fully a Landlock ruleset was enforced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Enforcement {
+    /// Not applied (no Landlock, or not requested).
+    #[default]
+    None,
+    /// Applied, but the kernel lacks some requested rights.
+    Partial,
+    /// Everything requested is enforced.
+    Full,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Response {
+    /// The tool ran; its output or its refusal.
+    Done(Result<ToolOutput, WireError>),
+}
+
+/// One variant per tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToolOutput {
+    /// `read_file`.
+    ReadFile(ReadFileOutput),
+    /// `list_directory`.
+    ListDirectory(ListDirectoryOutput),
+    /// `search_code`.
+    SearchCode(SearchCodeOutput),
+    /// `find_symbol`.
+    FindSymbol(FindSymbolOutput),
+    /// `project_overview`.
+    ProjectOverview(ProjectOverviewOutput),
+    /// `git_log`.
+    GitLog(GitLogOutput),
+    /// `git_diff`.
+    GitDiff(GitDiffOutput),
+}
+
+/// Output of `read_file`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadFileOutput {
+    /// Workspace-relative POSIX path (`.` never: a file is never the root).
+    pub path: String,
+    /// File size in bytes.
+    pub size_bytes: u64,
+    /// Lines in the file (see the worker's line rule).
+    pub total_lines: u64,
+    /// First line returned (0 for an empty file).
+    pub start_line: u64,
+    /// Last line returned (0 for an empty file).
+    pub end_line: u64,
+    /// Lines after `end_line` exist.
+    pub truncated: bool,
+    /// The selected lines joined by `\n`, without numbers or a final newline.
+    pub text: String,
+}
+
+/// Kind of a directory entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EntryKind {
+    /// A directory.
+    Directory,
+    /// A regular file.
+    File,
+}
+
+/// One entry of a listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirEntry {
+    /// Base name.
+    pub name: String,
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// Directory or file.
+    pub kind: EntryKind,
+    /// Size in bytes (0 for directories).
+    pub size_bytes: u64,
+    /// For directories: whether searches and walks descend into it.
+    pub walked_by_search: Option<bool>,
+}
+
+/// Output of `list_directory`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListDirectoryOutput {
+    /// Workspace-relative path of the listed directory (`.` for the root).
+    pub path: String,
+    /// Directories first, then files; each group sorted by lower-cased name.
+    pub entries: Vec<DirEntry>,
+    /// Directories found (before truncation).
+    pub directories: u64,
+    /// Files found (before truncation).
+    pub files: u64,
+    /// Entries refused by the denylist (counted, never named).
+    pub hidden_by_denylist: u64,
+    /// Symbolic links skipped.
+    pub symlinks_skipped: u64,
+    /// FIFOs, sockets and device nodes skipped.
+    pub special_skipped: u64,
+    /// The listing was cut at the entry cap.
+    pub truncated: bool,
+}
+
+/// One `search_code` match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchMatch {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// The matching line (cut to the line cap).
+    pub text: String,
+    /// Context lines before.
+    pub before: Vec<String>,
+    /// Context lines after.
+    pub after: Vec<String>,
+}
+
+/// Output of `search_code`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchCodeOutput {
+    /// Workspace-relative path searched (`.` for the root).
+    pub path: String,
+    /// Matches, sorted by path then line.
+    pub matches: Vec<SearchMatch>,
+    /// Files searched.
+    pub files_scanned: u64,
+    /// Files skipped as binary, oversized or unreadable.
+    pub files_skipped: u64,
+    /// Stopped at the match or byte cap.
+    pub truncated: bool,
+    /// Stopped at the time budget.
+    pub timed_out: bool,
+}
+
+/// How a definition was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SymbolMethod {
+    /// By a parser: exact.
+    Parsed,
+    /// By a regular expression: may be a false positive.
+    Pattern,
+}
+
+/// One definition found by `find_symbol`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    /// The defined name.
+    pub name: String,
+    /// Dotted qualified name (same as `name` where none is known).
+    pub qualified_name: String,
+    /// What was defined.
+    pub kind: SymbolKind,
+    /// 1-based line.
+    pub line: u64,
+    /// Signature text (cut to the signature cap).
+    pub signature: String,
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// Language name (`python`, `rust`, ...).
+    pub language: String,
+    /// Parsed or pattern.
+    pub method: SymbolMethod,
+}
+
+/// Output of `find_symbol`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindSymbolOutput {
+    /// Sorted: parsed first, then by path, then by line.
+    pub definitions: Vec<Definition>,
+    /// Files whose parser failed (the pattern method was used instead).
+    pub unparseable_files: Vec<String>,
+    /// Files examined.
+    pub files_scanned: u64,
+    /// Stopped at the result cap.
+    pub truncated: bool,
+    /// Stopped at the time budget.
+    pub timed_out: bool,
+}
+
+/// Per-language totals of `project_overview`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LanguageStat {
+    /// Language name.
+    pub language: String,
+    /// Files.
+    pub files: u64,
+    /// Lines (files over the overview size cap count 0).
+    pub lines: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// What a manifest declares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Declares {
+    /// `pyproject.toml`.
+    Pyproject {
+        /// `[project] name`.
+        name: Option<String>,
+        /// `[project] version`.
+        version: Option<String>,
+        /// `[project] requires-python`.
+        requires_python: Option<String>,
+        /// Dependency names, sorted.
+        dependencies: Vec<String>,
+    },
+    /// `package.json`.
+    PackageJson {
+        /// `name`.
+        name: Option<String>,
+        /// `version`.
+        version: Option<String>,
+        /// Keys of `dependencies`, sorted.
+        dependencies: Vec<String>,
+        /// Keys of `scripts`, sorted.
+        scripts: Vec<String>,
+    },
+    /// `Cargo.toml`.
+    Cargo {
+        /// `[package] name`.
+        name: Option<String>,
+        /// `[package] version`.
+        version: Option<String>,
+        /// Keys of `[dependencies]`, sorted.
+        dependencies: Vec<String>,
+    },
+    /// `go.mod`.
+    GoMod {
+        /// Module path.
+        name: Option<String>,
+        /// `go` directive.
+        go_version: Option<String>,
+        /// Required module paths, sorted and de-duplicated.
+        dependencies: Vec<String>,
+    },
+    /// The manifest could not be parsed; the parser's message.
+    ParseError(String),
+}
+
+/// One manifest found by `project_overview`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// File name.
+    pub file: String,
+    /// What it declares, for the manifests moat understands.
+    pub declares: Option<Declares>,
+}
+
+/// A file and its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizedPath {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+}
+
+/// Output of `project_overview`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectOverviewOutput {
+    /// Workspace-relative path surveyed (`.` for the root).
+    pub path: String,
+    /// Files walked.
+    pub total_files: u64,
+    /// Their total size.
+    pub total_bytes: u64,
+    /// Languages, most files first.
+    pub languages: Vec<LanguageStat>,
+    /// Manifests in the surveyed directory.
+    pub manifests: Vec<Manifest>,
+    /// Entry points, sorted.
+    pub entry_points: Vec<String>,
+    /// Test files.
+    pub test_files: u64,
+    /// The largest language files, largest first (at most 10).
+    pub largest_files: Vec<SizedPath>,
+    /// `git` or `none`.
+    pub version_control: String,
+    /// The walk stopped at the time budget (counts are a lower bound).
+    pub timed_out: bool,
+}
+
+/// One commit of `git_log`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    /// Full hash.
+    pub commit: String,
+    /// Abbreviated hash.
+    pub short: String,
+    /// Author name.
+    pub author: String,
+    /// Author date, strict ISO 8601.
+    pub authored_at: String,
+    /// Subject line.
+    pub subject: String,
+}
+
+/// Output of `git_log`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitLogOutput {
+    /// Newest first.
+    pub commits: Vec<Commit>,
+    /// The path filter as resolved (`""` when none, `.` for the root).
+    pub path: String,
+    /// git's output hit the output cap.
+    pub truncated: bool,
+}
+
+/// Output of `git_diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitDiffOutput {
+    /// The diff (or stat) text as git printed it, possibly cut at the cap.
+    pub diff: String,
+    /// Files changed.
+    pub files_changed: u64,
+    /// Lines added.
+    pub lines_added: u64,
+    /// Lines removed.
+    pub lines_removed: u64,
+    /// The path filter as resolved (`""` when none).
+    pub path: String,
+    /// `--cached` was used.
+    pub staged: bool,
+    /// `--stat` was used.
+    pub stat_only: bool,
+    /// git's output hit the output cap.
+    pub truncated: bool,
+}

@@ -1,0 +1,223 @@
+//! The closed set of refusals a worker may send.
+//!
+//! A worker sends a *code* with typed parameters, never a sentence, never an
+//! absolute path, never operating-system text: the broker turns each variant
+//! into the words the client sees (`broker/src/error.rs`), naming only the
+//! path the client itself asked for. The few strings carried here are bounded
+//! by the worker and redacted by the broker like any other output.
+
+use serde::{Deserialize, Serialize};
+
+/// A tool refusal, by code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireError {
+    /// `outside_workspace`.
+    OutsideWorkspace(Outside),
+    /// `denied_path`.
+    DeniedPath(Denial),
+    /// `not_found`.
+    NotFound(Missing),
+    /// `not_a_file`: a directory where a file was needed.
+    NotAFile,
+    /// `not_a_directory`: a file where a directory was needed.
+    NotADirectory,
+    /// `too_large`.
+    TooLarge(TooLarge),
+    /// `binary_file`: a NUL byte in the first 8 KiB.
+    BinaryFile,
+    /// `bad_pattern`.
+    BadPattern(BadPattern),
+    /// `timed_out`: the budget was spent with nothing to show.
+    TimedOut {
+        /// The budget, in milliseconds.
+        budget_ms: u64,
+    },
+    /// `not_a_repository`: no `.git` at the workspace root.
+    NotARepository,
+    /// `git_failed`.
+    GitFailed(GitFailure),
+    /// `unsupported`.
+    Unsupported(Unsupported),
+    /// `special_file`: a FIFO, socket or device, refused without opening it.
+    SpecialFile(SpecialKind),
+    /// `hard_link`: a regular file with more than one link.
+    HardLink {
+        /// Its link count.
+        links: u64,
+    },
+}
+
+impl WireError {
+    /// The client-visible error code (`structuredContent.error`).
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            WireError::OutsideWorkspace(_) => "outside_workspace",
+            WireError::DeniedPath(_) => "denied_path",
+            WireError::NotFound(_) => "not_found",
+            WireError::NotAFile => "not_a_file",
+            WireError::NotADirectory => "not_a_directory",
+            WireError::TooLarge(_) => "too_large",
+            WireError::BinaryFile => "binary_file",
+            WireError::BadPattern(_) => "bad_pattern",
+            WireError::TimedOut { .. } => "timed_out",
+            WireError::NotARepository => "not_a_repository",
+            WireError::GitFailed(_) => "git_failed",
+            WireError::Unsupported(_) => "unsupported",
+            WireError::SpecialFile(_) => "special_file",
+            WireError::HardLink { .. } => "hard_link",
+        }
+    }
+}
+
+/// Why a path is outside the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outside {
+    /// The path contains a NUL byte.
+    NulByte,
+    /// The path (lexically, or through a symbolic link) leaves the root.
+    Escapes,
+    /// Symbolic links loop or nest too deeply.
+    SymlinkLoop,
+    /// The kernel refused the access (Landlock: EACCES/EPERM), i.e. the
+    /// userland checks missed it and the sandbox stopped it.
+    KernelDenied,
+}
+
+/// Why a path is refused although it is inside the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Denial {
+    /// A component is a denied directory (the entry, e.g. `.ssh`).
+    Directory(String),
+    /// A component is a denied file name (the entry, e.g. `.env`).
+    Name(String),
+    /// A component matches a denied pattern (the pattern, e.g. `*.pem`).
+    Pattern(String),
+    /// The path goes through a symbolic link and following is off.
+    Symlink,
+}
+
+/// What was missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Missing {
+    /// No file at the path.
+    File,
+    /// No directory at the path.
+    Directory,
+    /// Nothing at the path (a search or symbol target).
+    Path,
+    /// The file vanished or could not be read.
+    Unreadable,
+    /// `find_symbol` got an empty name.
+    EmptySymbol,
+}
+
+/// A size cap was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TooLarge {
+    /// The file is larger than the cap (checked before opening).
+    File {
+        /// Its size.
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// The file grew past the cap while it was read.
+    Grew {
+        /// The cap.
+        limit: u64,
+    },
+    /// A diff exceeded the output cap and nothing could be kept.
+    Diff {
+        /// The cap.
+        limit: u64,
+    },
+}
+
+/// Why a pattern was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BadPattern {
+    /// Longer than the pattern cap.
+    TooLong {
+        /// Its length in characters.
+        chars: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// Not a valid regular expression (the parser's message, bounded).
+    Invalid(String),
+    /// Compiles to more than the size limits allow.
+    TooComplex,
+    /// A `file_glob` entry is invalid (the glob, bounded).
+    BadGlob(String),
+}
+
+/// Why git failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GitFailure {
+    /// No git binary was found at start-up.
+    NoGit,
+    /// The revision is empty.
+    EmptyRevision,
+    /// The revision begins with `-`.
+    LeadingDash,
+    /// The revision has a character outside the allowed set.
+    BadCharacters,
+    /// git exited non-zero.
+    Exit {
+        /// Which subcommand (`log` or `diff`).
+        subcommand: String,
+        /// Exit code, if it exited.
+        code: Option<i32>,
+        /// First stderr line, cut and scrubbed of absolute paths outside
+        /// the workspace; empty if none.
+        stderr: String,
+    },
+}
+
+/// An impossible request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unsupported {
+    /// `start_line` is past the end of the file.
+    LineOutOfRange {
+        /// Requested start.
+        start: u64,
+        /// Lines in the file.
+        total: u64,
+    },
+    /// `end_line` is before `start_line`.
+    EndBeforeStart {
+        /// Requested start.
+        start: u64,
+        /// Requested end.
+        end: u64,
+    },
+    /// The directory could not be listed.
+    ListingFailed,
+}
+
+/// Kind of special file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpecialKind {
+    /// A named pipe.
+    Fifo,
+    /// A unix socket.
+    Socket,
+    /// A character device.
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+}
+
+impl SpecialKind {
+    /// A human word for it.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            SpecialKind::Fifo => "a named pipe (FIFO)",
+            SpecialKind::Socket => "a socket",
+            SpecialKind::CharDevice => "a character device",
+            SpecialKind::BlockDevice => "a block device",
+        }
+    }
+}
