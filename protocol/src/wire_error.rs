@@ -194,6 +194,8 @@ pub enum Unsupported {
     },
     /// The directory could not be listed.
     ListingFailed,
+    /// This build of the worker does not implement the tool.
+    ToolUnavailable,
 }
 
 /// Kind of special file.

@@ -1,0 +1,359 @@
+//! Paths moat never reads, whatever the request: credential files, key material,
+//! and directories that hold them.
+//!
+//! The list is built in and can only grow (`sandbox.deny_extra`). Matching is
+//! case-insensitive and examines **every** component of a workspace-relative
+//! path, so a denied name is denied at any depth, and a denied directory denies
+//! its whole subtree. Multi-segment entries (`.config/gcloud`) match at any
+//! depth too (the seed matched them only at the root, its quirk 11).
+//!
+//! The denylist is checked *after* containment, on the resolved path, so
+//! `docs/../.env` is the same request as `.env`.
+
+use moat_protocol::wire_error::Denial;
+
+/// Exact file names, never read (the seed's 19).
+pub const DENIED_NAMES: &[&str] = &[
+    ".env",
+    ".envrc",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".htpasswd",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    "credentials",
+    "credentials.json",
+    "service-account.json",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "known_hosts",
+    "secring.gpg",
+    "shadow",
+];
+
+/// Glob patterns matched against each lower-cased component (the seed's 14).
+pub const DENIED_PATTERNS: &[&str] = &[
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.pfx",
+    "*.p12",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "*.ppk",
+    "*.asc",
+    "*_rsa",
+    "*_ed25519",
+    "*.tfstate",
+    "*.tfstate.backup",
+];
+
+/// Directories whose whole subtree is refused (the seed's 9).
+pub const DENIED_DIRECTORIES: &[&str] = &[
+    ".git",
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    "node_modules/.cache",
+];
+
+/// The compiled denylist.
+///
+/// # Invariants
+///
+/// Every entry is lower case and non-empty; the built-in entries are always
+/// present (construction only adds).
+#[derive(Debug, Clone)]
+pub struct Denylist {
+    names: Vec<String>,
+    patterns: Vec<String>,
+    /// Single-segment directories.
+    dirs: Vec<String>,
+    /// Multi-segment directories, as component lists.
+    dir_paths: Vec<Vec<String>>,
+}
+
+impl Denylist {
+    /// The built-in list plus `extra` entries. An extra entry containing `/` is
+    /// a directory path (matched literally) that denies its subtree at any
+    /// depth; one containing `*`, `?` or `[` is a pattern matched against each
+    /// component; anything else is an exact name.
+    /// Entries are trimmed and lower-cased; empty ones are dropped.
+    #[must_use]
+    pub fn new(extra: &[String]) -> Denylist {
+        let mut list = Denylist {
+            names: DENIED_NAMES.iter().map(|s| (*s).to_owned()).collect(),
+            patterns: DENIED_PATTERNS.iter().map(|s| (*s).to_owned()).collect(),
+            dirs: Vec::new(),
+            dir_paths: Vec::new(),
+        };
+        for d in DENIED_DIRECTORIES {
+            list.add_dir(d);
+        }
+        for raw in extra {
+            let e = raw.trim().to_lowercase();
+            let e = e.trim_matches('/');
+            if e.is_empty() {
+                continue;
+            }
+            if e.contains('/') {
+                list.add_dir(e);
+            } else if e.contains(['*', '?', '[']) {
+                list.patterns.push(e.to_owned());
+            } else {
+                list.names.push(e.to_owned());
+            }
+        }
+        list
+    }
+
+    fn add_dir(&mut self, d: &str) {
+        let parts: Vec<String> = d.split('/').filter(|p| !p.is_empty()).map(str::to_owned).collect();
+        match parts.len() {
+            0 => {}
+            1 => self.dirs.extend(parts),
+            _ => self.dir_paths.push(parts),
+        }
+    }
+
+    /// Number of exact names (built-in plus extra), for `doctor`.
+    #[must_use]
+    pub fn name_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Number of patterns (built-in plus extra), for `doctor`.
+    #[must_use]
+    pub fn pattern_count(&self) -> usize {
+        self.patterns.len()
+    }
+
+    /// Why `components` (a workspace-relative path split on `/`) is denied,
+    /// or `None`. Order: denied directories, then multi-segment directories,
+    /// then for each component the names, then the patterns; first hit wins.
+    #[must_use]
+    pub fn check<S: AsRef<str>>(&self, components: &[S]) -> Option<Denial> {
+        let lower: Vec<String> = components.iter().map(|c| c.as_ref().to_lowercase()).collect();
+        for c in &lower {
+            if let Some(d) = self.dirs.iter().find(|d| *d == c) {
+                return Some(Denial::Directory(d.clone()));
+            }
+        }
+        for dp in &self.dir_paths {
+            if lower.windows(dp.len()).any(|w| w == dp.as_slice()) {
+                return Some(Denial::Directory(dp.join("/")));
+            }
+        }
+        for c in &lower {
+            if let Some(n) = self.names.iter().find(|n| *n == c) {
+                return Some(Denial::Name(n.clone()));
+            }
+            if let Some(p) = self.patterns.iter().find(|p| glob_match(p, c)) {
+                return Some(Denial::Pattern(p.clone()));
+            }
+        }
+        None
+    }
+
+    /// [`Denylist::check`] on a `/`-separated relative path.
+    #[must_use]
+    pub fn check_path(&self, rel: &str) -> Option<Denial> {
+        let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+        self.check(&parts)
+    }
+}
+
+/// `fnmatch`-style match of one path component: `*` any run, `?` one
+/// character, `[abc]`/`[a-z]`/`[!x]` a class. Runs in O(len(p) * len(s)) at
+/// worst (no exponential backtracking: one saved star position).
+#[must_use]
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let s: Vec<char> = text.chars().collect();
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '*' => {
+                    star = Some((pi, si));
+                    pi += 1;
+                    continue;
+                }
+                '?' => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                '[' => {
+                    if let Some((matched, next)) = class_match(&p, pi, s[si]) {
+                        if matched {
+                            pi = next;
+                            si += 1;
+                            continue;
+                        }
+                    } else if s[si] == '[' {
+                        // An unclosed `[` is a literal.
+                        pi += 1;
+                        si += 1;
+                        continue;
+                    }
+                }
+                c if c == s[si] => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// Match `c` against the class starting at `p[start] == '['`. Returns
+/// `(matched, index after the class)`, or `None` if the class is unclosed.
+fn class_match(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negate = matches!(p.get(i), Some('!') | Some('^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == ']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
+            if p[i] <= c && c <= p[i + 2] {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if p[i] == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn denied(list: &Denylist, path: &str) -> bool {
+        list.check_path(path).is_some()
+    }
+
+    #[test]
+    fn seed_refusals() {
+        let list = Denylist::new(&[]);
+        for p in [
+            ".env",
+            ".env.production",
+            "config/.env",
+            "keys/server.pem",
+            "id_rsa",
+            "nested/deep/id_ed25519",
+            ".git/config",
+            ".ssh/known_hosts",
+            ".aws/credentials",
+            "terraform.tfstate",
+            ".ENV",
+            "Deploy.PEM",
+            ".git",
+            ".git/HEAD",
+            ".ssh/config",
+        ] {
+            assert!(denied(&list, p), "{p} should be denied");
+        }
+    }
+
+    #[test]
+    fn seed_allowed() {
+        let list = Denylist::new(&[]);
+        for p in [
+            "src/main.py",
+            "README.md",
+            "docs/env-setup.md",
+            "environment.py",
+            "node_modules/leftpad/index.js",
+            ".github/workflows/ci.yml",
+            "keyboard.rs",
+        ] {
+            assert!(!denied(&list, p), "{p} should be allowed");
+        }
+    }
+
+    #[test]
+    fn multi_segment_directories_match_at_any_depth() {
+        // See: seed quirk 11 (matched only at the workspace root).
+        let list = Denylist::new(&[]);
+        assert!(denied(&list, ".config/gcloud/creds.json"));
+        assert!(denied(&list, "home/user/.config/gcloud/creds.json"));
+        assert!(denied(&list, "web/node_modules/.cache/x"));
+        assert!(!denied(&list, ".config/other"));
+    }
+
+    #[test]
+    fn reasons_name_the_entry() {
+        let list = Denylist::new(&[]);
+        assert_eq!(list.check_path(".env"), Some(Denial::Name(".env".into())));
+        assert_eq!(list.check_path("a/b.pem"), Some(Denial::Pattern("*.pem".into())));
+        assert_eq!(list.check_path(".ssh/x"), Some(Denial::Directory(".ssh".into())));
+        // Directories are checked before names.
+        assert_eq!(list.check_path(".git/.env"), Some(Denial::Directory(".git".into())));
+    }
+
+    #[test]
+    fn extras_extend_and_never_shorten() {
+        let list = Denylist::new(&["README.md".into(), " SECRET*.txt ".into(), "".into(), "priv/keys".into()]);
+        assert!(denied(&list, "readme.md"));
+        assert!(denied(&list, "a/secret-1.txt"));
+        assert!(denied(&list, "a/priv/keys/k"));
+        assert!(denied(&list, ".env"));
+        assert_eq!(list.name_count(), DENIED_NAMES.len() + 1);
+        assert_eq!(list.pattern_count(), DENIED_PATTERNS.len() + 1);
+        let empty = Denylist::new(&[String::new()]);
+        assert!(denied(&empty, ".env"));
+    }
+
+    #[test]
+    fn glob_semantics() {
+        assert!(glob_match("*.pem", "a.pem"));
+        assert!(glob_match("*.pem", ".pem"));
+        assert!(!glob_match("*.pem", "a.pem.txt"));
+        assert!(glob_match(".env.*", ".env.local"));
+        assert!(!glob_match(".env.*", ".env"));
+        assert!(glob_match("a?c", "abc"));
+        assert!(glob_match("[ab]x", "bx"));
+        assert!(!glob_match("[!ab]x", "bx"));
+        assert!(glob_match("[a-c]*", "cat"));
+        assert!(glob_match("[", "["));
+        assert!(glob_match("*_rsa", "deploy_rsa"));
+        // Pathological input stays fast.
+        let long = "a".repeat(10_000);
+        assert!(!glob_match("*a*a*a*a*a*a*b", &long));
+    }
+}

@@ -1,0 +1,308 @@
+//! Opening a [`ContainedPath`] without following links, and refusing what
+//! must not be read.
+//!
+//! On Linux every open is `openat2(root_fd, rel, .., RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: the kernel refuses any
+//! symbolic link in any component and any escape from the root, atomically,
+//! so there is no window between a check and the open (the seed's residual
+//! T2). A file is first opened `O_PATH` (which has no side effects, even on a
+//! device) and its *descriptor* is `fstat`ed: directories, FIFOs, sockets and
+//! devices are refused there without ever being opened for reading, and so is
+//! a regular file with more than one hard link (which may be the other name of
+//! a file outside the workspace) unless `allow_hard_links` is set. The file is
+//! then opened for reading (`O_NONBLOCK`, so even a FIFO swapped in at that
+//! instant cannot block) and must be the same inode.
+//!
+//! Elsewhere the same checks run on `symlink_metadata` then `File::open`;
+//! there the check and the open are two steps (documented residual).
+
+use std::fs::File;
+use std::io;
+
+use moat_protocol::wire_error::{Missing, SpecialKind, TooLarge, WireError};
+
+use crate::fs::containment::{ContainedPath, io_to_wire};
+use crate::workspace::Workspace;
+
+/// Kind of an inode, from a no-follow stat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Regular file.
+    File,
+    /// Directory.
+    Directory,
+    /// Symbolic link.
+    Symlink,
+    /// FIFO, socket or device.
+    Special(SpecialKind),
+}
+
+/// What a no-follow stat says about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// Its kind.
+    pub kind: Kind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Hard link count.
+    pub nlink: u64,
+}
+
+/// An open regular file, checked.
+#[derive(Debug)]
+pub struct OpenFile {
+    /// The file, open for reading.
+    pub file: File,
+    /// Its size at open time.
+    pub size: u64,
+}
+
+/// Open a regular file for reading, refusing directories, special files, hard
+/// links (unless allowed) and files over `limit` bytes.
+pub fn open_file(ws: &Workspace, path: &ContainedPath, limit: u64) -> Result<OpenFile, WireError> {
+    #[cfg(feature = "dangerous-disable-userland-checks")]
+    if let Some(raw) = &path.unchecked {
+        let file = File::open(raw).map_err(|e| map_missing(&e, Missing::File))?;
+        let size = file.metadata().map_err(|e| io_to_wire(&e))?.len();
+        return Ok(OpenFile { file, size });
+    }
+    sys::open_file(ws, path, limit)
+}
+
+fn check_regular(ws: &Workspace, meta: &Meta, limit: u64) -> Result<(), WireError> {
+    match meta.kind {
+        Kind::Directory => return Err(WireError::NotAFile),
+        Kind::Special(k) => return Err(WireError::SpecialFile(k)),
+        Kind::Symlink => {
+            return Err(WireError::DeniedPath(moat_protocol::wire_error::Denial::Symlink));
+        }
+        Kind::File => {}
+    }
+    if meta.nlink > 1 && !ws.allow_hard_links() {
+        return Err(WireError::HardLink { links: meta.nlink });
+    }
+    if meta.size > limit {
+        return Err(WireError::TooLarge(TooLarge::File { size: meta.size, limit }));
+    }
+    Ok(())
+}
+
+fn map_missing(e: &io::Error, what: Missing) -> WireError {
+    match io_to_wire(e) {
+        WireError::NotFound(Missing::Path) => WireError::NotFound(what),
+        other => other,
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod sys {
+    use super::*;
+    use rustix::fd::OwnedFd;
+    use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+
+    use crate::workspace::rel_or_dot;
+
+    const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
+        .union(ResolveFlags::NO_SYMLINKS)
+        .union(ResolveFlags::NO_MAGICLINKS);
+
+    pub(super) fn open_beneath(ws: &Workspace, rel: &str, flags: OFlags) -> io::Result<OwnedFd> {
+        Ok(rustix::fs::openat2(
+            ws.root_fd(),
+            rel_or_dot(rel),
+            flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        )?)
+    }
+
+    pub(super) fn meta_of(st: &rustix::fs::Stat) -> Meta {
+        let kind = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Directory,
+            FileType::Symlink => Kind::Symlink,
+            FileType::Fifo => Kind::Special(SpecialKind::Fifo),
+            FileType::Socket => Kind::Special(SpecialKind::Socket),
+            FileType::BlockDevice => Kind::Special(SpecialKind::BlockDevice),
+            _ => Kind::Special(SpecialKind::CharDevice),
+        };
+        #[allow(clippy::useless_conversion, reason = "st_nlink is u32 on some architectures")]
+        let nlink = u64::from(st.st_nlink);
+        Meta { kind, size: u64::try_from(st.st_size).unwrap_or(0), nlink }
+    }
+
+    pub(super) fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
+        let fd = open_beneath(ws, path.rel(), OFlags::PATH)?;
+        Ok(meta_of(&rustix::fs::fstat(&fd)?))
+    }
+
+    pub(super) fn open_file(ws: &Workspace, path: &ContainedPath, limit: u64) -> Result<OpenFile, WireError> {
+        let pfd = open_beneath(ws, path.rel(), OFlags::PATH).map_err(|e| map_missing(&e, Missing::File))?;
+        let before = rustix::fs::fstat(&pfd).map_err(|e| io_to_wire(&e.into()))?;
+        check_regular(ws, &meta_of(&before), limit)?;
+        let fd = open_beneath(ws, path.rel(), OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)
+            .map_err(|e| io_to_wire(&e))?;
+        let after = rustix::fs::fstat(&fd).map_err(|e| io_to_wire(&e.into()))?;
+        if (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino) {
+            // Replaced between the two opens: refuse rather than guess.
+            return Err(WireError::NotFound(Missing::Unreadable));
+        }
+        let now = meta_of(&after);
+        check_regular(ws, &now, limit)?;
+        Ok(OpenFile { file: File::from(fd), size: now.size })
+    }
+
+    pub(super) fn open_dir(ws: &Workspace, path: &ContainedPath) -> io::Result<OwnedFd> {
+        open_beneath(ws, path.rel(), OFlags::RDONLY | OFlags::DIRECTORY)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod sys {
+    use super::*;
+
+    pub(super) fn meta_of(md: &std::fs::Metadata) -> Meta {
+        let ft = md.file_type();
+        let kind = if ft.is_symlink() {
+            Kind::Symlink
+        } else if ft.is_dir() {
+            Kind::Directory
+        } else if ft.is_file() {
+            Kind::File
+        } else {
+            Kind::Special(special_kind(&ft))
+        };
+        Meta { kind, size: md.len(), nlink: nlink(md) }
+    }
+
+    #[cfg(unix)]
+    fn special_kind(ft: &std::fs::FileType) -> SpecialKind {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            SpecialKind::Fifo
+        } else if ft.is_socket() {
+            SpecialKind::Socket
+        } else if ft.is_block_device() {
+            SpecialKind::BlockDevice
+        } else {
+            SpecialKind::CharDevice
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn special_kind(_: &std::fs::FileType) -> SpecialKind {
+        SpecialKind::CharDevice
+    }
+
+    #[cfg(unix)]
+    fn nlink(md: &std::fs::Metadata) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        md.nlink()
+    }
+
+    #[cfg(not(unix))]
+    fn nlink(_: &std::fs::Metadata) -> u64 {
+        1
+    }
+
+    pub(super) fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
+        Ok(meta_of(&std::fs::symlink_metadata(ws.root().join(path.rel()))?))
+    }
+
+    pub(super) fn open_file(ws: &Workspace, path: &ContainedPath, limit: u64) -> Result<OpenFile, WireError> {
+        let meta = stat(ws, path).map_err(|e| map_missing(&e, Missing::File))?;
+        check_regular(ws, &meta, limit)?;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        }
+        let file = opts.open(ws.root().join(path.rel())).map_err(|e| io_to_wire(&e))?;
+        let now = meta_of(&file.metadata().map_err(|e| io_to_wire(&e))?);
+        check_regular(ws, &now, limit)?;
+        Ok(OpenFile { file, size: now.size })
+    }
+}
+
+/// No-follow stat of a contained path.
+pub fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
+    #[cfg(feature = "dangerous-disable-userland-checks")]
+    if let Some(raw) = &path.unchecked {
+        let md = std::fs::metadata(raw)?;
+        let kind = if md.is_dir() { Kind::Directory } else { Kind::File };
+        return Ok(Meta { kind, size: md.len(), nlink: 1 });
+    }
+    sys::stat(ws, path)
+}
+
+/// One entry of a directory, from a no-follow stat of the entry.
+#[derive(Debug, Clone)]
+pub struct RawEntry {
+    /// Base name (lossily converted if not UTF-8).
+    pub name: String,
+    /// What the entry is; `None` if it could not be stat'ed.
+    pub meta: Option<Meta>,
+}
+
+/// Read the entries of a directory (excluding `.` and `..`).
+pub fn read_dir(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
+    #[cfg(feature = "dangerous-disable-userland-checks")]
+    if let Some(raw) = &path.unchecked {
+        let rd = std::fs::read_dir(raw).map_err(|e| io_to_wire(&e))?;
+        return Ok(rd
+            .filter_map(Result::ok)
+            .map(|e| RawEntry {
+                name: e.file_name().to_string_lossy().into_owned(),
+                meta: e.metadata().ok().map(|m| Meta {
+                    kind: if m.is_dir() { Kind::Directory } else { Kind::File },
+                    size: m.len(),
+                    nlink: 1,
+                }),
+            })
+            .collect());
+    }
+    let meta = stat(ws, path).map_err(|e| map_missing(&e, Missing::Directory))?;
+    match meta.kind {
+        Kind::Directory => {}
+        Kind::Symlink => return Err(WireError::DeniedPath(moat_protocol::wire_error::Denial::Symlink)),
+        _ => return Err(WireError::NotADirectory),
+    }
+    read_dir_sys(ws, path)
+}
+
+#[cfg(target_os = "linux")]
+fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
+    use rustix::fs::AtFlags;
+    let fd = sys::open_dir(ws, path).map_err(|e| io_to_wire(&e))?;
+    let dir = rustix::fs::Dir::read_from(&fd).map_err(|e| io_to_wire(&e.into()))?;
+    let mut out = Vec::new();
+    for entry in dir {
+        let Ok(entry) = entry else {
+            return Err(WireError::Unsupported(moat_protocol::wire_error::Unsupported::ListingFailed));
+        };
+        let name_c = entry.file_name();
+        let bytes = name_c.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let meta = rustix::fs::statat(&fd, name_c, AtFlags::SYMLINK_NOFOLLOW).ok().map(|st| sys::meta_of(&st));
+        out.push(RawEntry { name: String::from_utf8_lossy(bytes).into_owned(), meta });
+    }
+    Ok(out)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
+    let rd = std::fs::read_dir(ws.root().join(path.rel())).map_err(|e| io_to_wire(&e))?;
+    let mut out = Vec::new();
+    for entry in rd {
+        let Ok(entry) = entry else {
+            return Err(WireError::Unsupported(moat_protocol::wire_error::Unsupported::ListingFailed));
+        };
+        let meta = std::fs::symlink_metadata(entry.path()).ok().map(|m| sys::meta_of(&m));
+        out.push(RawEntry { name: entry.file_name().to_string_lossy().into_owned(), meta });
+    }
+    Ok(out)
+}

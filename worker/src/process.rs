@@ -1,0 +1,78 @@
+//! The worker process: read the start-up frame, confine, then serve one request
+//! at a time until the broker closes the socket.
+//!
+//! No thread exists before [`crate::sandbox::enter`] returns: Landlock and
+//! seccomp apply to the calling thread and are inherited only by threads
+//! created afterwards.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use moat_protocol::frame::{self, MAX_REQUEST_FRAME_LEN};
+use moat_protocol::request::{RequestEnvelope, SandboxRequest, WorkerInit};
+use moat_protocol::response::WorkerHello;
+
+use crate::sandbox;
+use crate::tools;
+use crate::workspace::Workspace;
+
+/// Exit codes of a worker, so the broker can say why one died.
+pub mod exit {
+    /// The broker closed the socket: normal end.
+    pub const OK: i32 = 0;
+    /// The start-up frame was missing or malformed.
+    pub const BAD_INIT: i32 = 64;
+    /// A request frame was malformed.
+    pub const BAD_REQUEST: i32 = 65;
+    /// The workspace root could not be opened.
+    pub const NO_WORKSPACE: i32 = 66;
+    /// The socket failed.
+    pub const SOCKET: i32 = 67;
+}
+
+/// Run the worker. Returns the process exit code.
+#[must_use]
+pub fn run() -> i32 {
+    let mut sock = sandbox::take_socket();
+    let init: WorkerInit = match frame::read(&mut sock, MAX_REQUEST_FRAME_LEN) {
+        Ok(Some(init)) => init,
+        _ => return exit::BAD_INIT,
+    };
+    let workspace_path = PathBuf::from(&init.workspace);
+    let (exec_paths, read_paths): (Vec<PathBuf>, Vec<PathBuf>) = match &init.git {
+        Some(g) => (
+            g.exec_paths.iter().map(PathBuf::from).collect(),
+            g.read_paths.iter().map(PathBuf::from).collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    let policy = sandbox::Policy {
+        workspace: &workspace_path,
+        exec_paths: &exec_paths,
+        read_paths: &read_paths,
+        confine: init.sandbox == SandboxRequest::Confined,
+        socket_fd: sandbox::SOCKET_FD,
+    };
+    let report = match sandbox::enter(&policy) {
+        Ok(r) => r,
+        Err(e) => return e.exit_code(),
+    };
+    let ws = match Workspace::open(&init) {
+        Ok(ws) => ws,
+        Err(_) => return exit::NO_WORKSPACE,
+    };
+    if frame::write(&mut sock, &WorkerHello { sandbox: report }).is_err() {
+        return exit::SOCKET;
+    }
+    loop {
+        let envelope: RequestEnvelope = match frame::read(&mut sock, MAX_REQUEST_FRAME_LEN) {
+            Ok(Some(e)) => e,
+            Ok(None) => return exit::OK,
+            Err(_) => return exit::BAD_REQUEST,
+        };
+        let response = tools::handle(&ws, &envelope.request, Duration::from_millis(envelope.budget_ms));
+        if frame::write(&mut sock, &response).is_err() {
+            return exit::SOCKET;
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! The tools, one module each, and the one function that dispatches a request.
+
+use std::time::Duration;
+
+use moat_protocol::request::Request;
+use moat_protocol::response::Response;
+use moat_protocol::wire_error::{Unsupported, WireError};
+
+use crate::deadline::Deadline;
+use crate::workspace::Workspace;
+
+pub mod list_dir;
+pub mod read_file;
+
+/// Run one request to completion (or to its deadline) and answer it.
+#[must_use]
+pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
+    let deadline = Deadline::after(budget);
+    let result = match request {
+        Request::ReadFile(a) => read_file::run(ws, a),
+        Request::ListDirectory(a) => list_dir::run(ws, a),
+        Request::SearchCode(_)
+        | Request::FindSymbol(_)
+        | Request::ProjectOverview(_)
+        | Request::GitLog(_)
+        | Request::GitDiff(_) => Err(WireError::Unsupported(Unsupported::ToolUnavailable)),
+    };
+    let _ = deadline;
+    Response::Done(result)
+}

@@ -1,0 +1,145 @@
+//! `read_file`: a UTF-8 text file, or a range of its lines.
+//!
+//! # Line rule
+//!
+//! A line ends at `\n`, at `\r\n`, or at a lone `\r` (classic Mac files); the
+//! terminator is not part of the line, and a final terminator does not start
+//! an extra empty line. Nothing else breaks a line: form feeds, vertical tabs,
+//! U+0085, U+2028 and U+2029 are ordinary characters (the seed used Python's
+//! `splitlines`, which split on all of them and so disagreed with editors,
+//! git and ripgrep about line numbers). An empty file has zero lines and reads
+//! fine (the seed refused it, its quirk 7).
+
+use std::io::Read;
+
+use moat_protocol::request::ReadFileArgs;
+use moat_protocol::response::{ReadFileOutput, ToolOutput};
+use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
+
+use crate::fs::{containment, symlinks};
+use crate::workspace::Workspace;
+
+/// Run `read_file`.
+pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError> {
+    let path = containment::resolve(ws, &args.path)?;
+    if path.is_root() {
+        return Err(WireError::NotAFile);
+    }
+    let limit = ws.limits().max_file_bytes;
+    let mut opened = symlinks::open_file(ws, &path, limit)?;
+    let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines = split_lines(&text);
+    let total = lines.len() as u64;
+
+    let start = args.start_line.unwrap_or(1).max(1);
+    if total == 0 {
+        if start > 1 {
+            return Err(WireError::Unsupported(Unsupported::LineOutOfRange { start, total }));
+        }
+        if let Some(end) = args.end_line.filter(|end| *end < start) {
+            return Err(WireError::Unsupported(Unsupported::EndBeforeStart { start, end }));
+        }
+        return Ok(ToolOutput::ReadFile(ReadFileOutput {
+            path: path.display().to_owned(),
+            size_bytes: bytes.len() as u64,
+            total_lines: 0,
+            start_line: 0,
+            end_line: 0,
+            truncated: false,
+            text: String::new(),
+        }));
+    }
+    if start > total {
+        return Err(WireError::Unsupported(Unsupported::LineOutOfRange { start, total }));
+    }
+    let requested_end = args.end_line.unwrap_or(total);
+    if requested_end < start {
+        return Err(WireError::Unsupported(Unsupported::EndBeforeStart { start, end: requested_end }));
+    }
+    let budget_end = start.saturating_add(u64::from(ws.limits().max_read_lines)).saturating_sub(1);
+    let end = requested_end.min(budget_end).min(total);
+    let truncated = end < total;
+    #[expect(clippy::cast_possible_truncation, reason = "end <= total, which counts a Vec")]
+    let selected = &lines[(start - 1) as usize..end as usize];
+    Ok(ToolOutput::ReadFile(ReadFileOutput {
+        path: path.display().to_owned(),
+        size_bytes: bytes.len() as u64,
+        total_lines: total,
+        start_line: start,
+        end_line: end,
+        truncated,
+        text: selected.join("\n"),
+    }))
+}
+
+/// Read at most `limit` bytes; a NUL in the first 8 KiB is `binary_file`, a
+/// file that grew past `limit` while being read is `too_large`.
+pub(crate) fn read_bounded<R: Read>(r: &mut R, size_hint: u64, limit: u64) -> Result<Vec<u8>, WireError> {
+    #[expect(clippy::cast_possible_truncation, reason = "bounded by the file cap, 64 MiB at most")]
+    let cap = size_hint.min(limit) as usize;
+    let mut buf = Vec::with_capacity(cap + 1);
+    r.take(limit.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|_| WireError::NotFound(Missing::Unreadable))?;
+    if buf.len() as u64 > limit {
+        return Err(WireError::TooLarge(TooLarge::Grew { limit }));
+    }
+    let sniff = &buf[..buf.len().min(moat_protocol::limits::BINARY_SNIFF_BYTES)];
+    if memchr::memchr(0, sniff).is_some() {
+        return Err(WireError::BinaryFile);
+    }
+    Ok(buf)
+}
+
+/// Split `text` into lines by the rule in the module docs.
+#[must_use]
+pub fn split_lines(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::with_capacity(bytes.len() / 32 + 1);
+    let mut start = 0;
+    for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        if i < start {
+            // The `\n` of a `\r\n` already consumed.
+            continue;
+        }
+        lines.push(&text[start..i]);
+        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
+    }
+    if start < bytes.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_rule() {
+        assert_eq!(split_lines(""), Vec::<&str>::new());
+        assert_eq!(split_lines("a"), vec!["a"]);
+        assert_eq!(split_lines("a\n"), vec!["a"]);
+        assert_eq!(split_lines("a\nb"), vec!["a", "b"]);
+        assert_eq!(split_lines("a\r\nb\r\n"), vec!["a", "b"]);
+        assert_eq!(split_lines("a\rb\r"), vec!["a", "b"]);
+        assert_eq!(split_lines("a\r\r\nb"), vec!["a", "", "b"]);
+        assert_eq!(split_lines("\n\n"), vec!["", ""]);
+        assert_eq!(split_lines("x\u{2028}y\u{0c}z"), vec!["x\u{2028}y\u{0c}z"]);
+    }
+
+    #[test]
+    fn bounded_read() {
+        let mut r: &[u8] = b"hello";
+        assert_eq!(read_bounded(&mut r, 5, 5).unwrap(), b"hello");
+        let mut r: &[u8] = b"hello!";
+        assert_eq!(read_bounded(&mut r, 5, 5), Err(WireError::TooLarge(TooLarge::Grew { limit: 5 })));
+        let mut r: &[u8] = b"he\0llo";
+        assert_eq!(read_bounded(&mut r, 6, 100), Err(WireError::BinaryFile));
+        let mut late = vec![b'a'; 9000];
+        late.push(0);
+        let mut r: &[u8] = &late;
+        assert!(read_bounded(&mut r, 9001, 100_000).is_ok());
+    }
+}
