@@ -1,1 +1,4 @@
-fn main() {}
+//! The `moat` binary: see `moat --help`.
+fn main() -> std::process::ExitCode {
+    moat_broker::cli::main()
+}

@@ -93,8 +93,8 @@ fn finish(mut out: Vec<u8>) -> Result<Vec<u8>, FrameError> {
 
 /// Decode a payload (without header) as `T`, requiring every byte to be used.
 pub fn decode_payload<T: DeserializeOwned>(payload: &[u8]) -> Result<T, FrameError> {
-    let (value, rest) =
-        postcard::take_from_bytes::<T>(payload).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    let (value, rest) = postcard::take_from_bytes::<T>(payload)
+        .map_err(|e| FrameError::Malformed(e.to_string()))?;
     if !rest.is_empty() {
         return Err(FrameError::TrailingBytes(rest.len()));
     }
@@ -222,7 +222,10 @@ mod tests {
     fn truncated_stream_is_reported() {
         let bytes = encode(&sample()).unwrap();
         let mut r: &[u8] = &bytes[..bytes.len() - 1];
-        assert!(matches!(read_payload(&mut r, 1 << 20), Err(FrameError::Truncated)));
+        assert!(matches!(
+            read_payload(&mut r, 1 << 20),
+            Err(FrameError::Truncated)
+        ));
         let mut empty: &[u8] = &[];
         assert!(matches!(read_payload(&mut empty, 1 << 20), Ok(None)));
     }

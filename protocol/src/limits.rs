@@ -158,18 +158,30 @@ impl Limits {
     #[must_use]
     pub fn clamped(self) -> Limits {
         Limits {
-            max_file_bytes: self.max_file_bytes.clamp(MAX_FILE_BYTES_MIN, MAX_FILE_BYTES_MAX),
-            max_read_lines: self.max_read_lines.clamp(MAX_READ_LINES_MIN, MAX_READ_LINES_MAX),
+            max_file_bytes: self
+                .max_file_bytes
+                .clamp(MAX_FILE_BYTES_MIN, MAX_FILE_BYTES_MAX),
+            max_read_lines: self
+                .max_read_lines
+                .clamp(MAX_READ_LINES_MIN, MAX_READ_LINES_MAX),
             max_search_results: self
                 .max_search_results
                 .clamp(MAX_SEARCH_RESULTS_MIN, MAX_SEARCH_RESULTS_MAX),
-            max_search_files: self.max_search_files.clamp(MAX_SEARCH_FILES_MIN, MAX_SEARCH_FILES_MAX),
-            max_result_bytes: self.max_result_bytes.clamp(MAX_RESULT_BYTES_MIN, MAX_RESULT_BYTES_MAX),
+            max_search_files: self
+                .max_search_files
+                .clamp(MAX_SEARCH_FILES_MIN, MAX_SEARCH_FILES_MAX),
+            max_result_bytes: self
+                .max_result_bytes
+                .clamp(MAX_RESULT_BYTES_MIN, MAX_RESULT_BYTES_MAX),
             max_directory_entries: self
                 .max_directory_entries
                 .clamp(MAX_DIRECTORY_ENTRIES_MIN, MAX_DIRECTORY_ENTRIES_MAX),
-            max_git_entries: self.max_git_entries.clamp(MAX_GIT_ENTRIES_MIN, MAX_GIT_ENTRIES_MAX),
-            tool_timeout_ms: self.tool_timeout_ms.clamp(TOOL_TIMEOUT_MS_MIN, TOOL_TIMEOUT_MS_MAX),
+            max_git_entries: self
+                .max_git_entries
+                .clamp(MAX_GIT_ENTRIES_MIN, MAX_GIT_ENTRIES_MAX),
+            tool_timeout_ms: self
+                .tool_timeout_ms
+                .clamp(TOOL_TIMEOUT_MS_MIN, TOOL_TIMEOUT_MS_MAX),
         }
     }
 }

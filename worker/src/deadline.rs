@@ -19,7 +19,10 @@ impl Deadline {
     #[must_use]
     pub fn after(budget: Duration) -> Deadline {
         let now = Instant::now();
-        Deadline { end: now.checked_add(budget).unwrap_or(now), budget }
+        Deadline {
+            end: now.checked_add(budget).unwrap_or(now),
+            budget,
+        }
     }
 
     /// Whether the deadline has passed.

@@ -70,9 +70,25 @@ pub fn run() -> i32 {
             Ok(None) => return exit::OK,
             Err(_) => return exit::BAD_REQUEST,
         };
-        let response = tools::handle(&ws, &envelope.request, Duration::from_millis(envelope.budget_ms));
+        let response = tools::handle(
+            &ws,
+            &envelope.request,
+            Duration::from_millis(envelope.budget_ms),
+        );
         if frame::write(&mut sock, &response).is_err() {
             return exit::SOCKET;
         }
+    }
+}
+
+/// What a worker's exit code says about why it stopped, for operators.
+#[must_use]
+pub fn describe_exit_code(code: i32) -> Option<&'static str> {
+    match code {
+        exit::BAD_INIT => Some("the worker received no valid configuration"),
+        exit::BAD_REQUEST => Some("the worker received a malformed request"),
+        exit::NO_WORKSPACE => Some("the worker could not open the workspace"),
+        exit::SOCKET => Some("the worker's socket failed"),
+        other => sandbox::describe_exit_code(other),
     }
 }

@@ -30,18 +30,31 @@ impl Workspace {
     pub fn open(init: &WorkerInit) -> io::Result<Workspace> {
         let root = PathBuf::from(&init.workspace);
         if !root.is_absolute() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "workspace path is not absolute"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "workspace path is not absolute",
+            ));
         }
         #[cfg(target_os = "linux")]
         let root_fd = {
             use rustix::fs::{Mode, OFlags};
-            rustix::fs::open(&root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?
+            rustix::fs::open(
+                &root,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?
         };
         #[cfg(not(target_os = "linux"))]
         if !std::fs::metadata(&root)?.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "workspace is not a directory"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "workspace is not a directory",
+            ));
         }
-        let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         Ok(Workspace {
             root,
             name,
@@ -110,12 +123,15 @@ impl Workspace {
         #[cfg(target_os = "linux")]
         {
             use rustix::fs::{AtFlags, FileType};
-            let st = rustix::fs::statat(self.root_fd(), rel_or_dot(rel), AtFlags::SYMLINK_NOFOLLOW)?;
+            let st =
+                rustix::fs::statat(self.root_fd(), rel_or_dot(rel), AtFlags::SYMLINK_NOFOLLOW)?;
             Ok(FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
         }
         #[cfg(not(target_os = "linux"))]
         {
-            Ok(std::fs::symlink_metadata(self.root.join(rel))?.file_type().is_symlink())
+            Ok(std::fs::symlink_metadata(self.root.join(rel))?
+                .file_type()
+                .is_symlink())
         }
     }
 
@@ -125,7 +141,9 @@ impl Workspace {
         {
             use std::os::unix::ffi::OsStringExt;
             let target = rustix::fs::readlinkat(self.root_fd(), rel_or_dot(rel), Vec::new())?;
-            Ok(PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes())))
+            Ok(PathBuf::from(std::ffi::OsString::from_vec(
+                target.into_bytes(),
+            )))
         }
         #[cfg(not(target_os = "linux"))]
         {

@@ -125,7 +125,11 @@ pub fn resolve(ws: &Workspace, requested: &str) -> Result<ContainedPath, WireErr
 fn dangerous_unchecked(ws: &Workspace, requested: &str) -> ContainedPath {
     let trimmed = requested.trim();
     let p = Path::new(trimmed);
-    let raw = if p.is_absolute() { p.to_path_buf() } else { ws.root().join(p) };
+    let raw = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        ws.root().join(p)
+    };
     let mut cp = ContainedPath::from_clean(trimmed.trim_start_matches("./").to_owned());
     cp.unchecked = Some(raw);
     cp
@@ -168,9 +172,7 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
             Ok(true) => {
                 let here = out.join("/");
                 out.pop();
-                let target = ws
-                    .read_link(&here)
-                    .map_err(|e| io_to_wire(&e))?;
+                let target = ws.read_link(&here).map_err(|e| io_to_wire(&e))?;
                 let target_parts = symlink_target(ws.root(), &target)
                     .ok_or(WireError::DeniedPath(Denial::Symlink))?;
                 // Where does the link point, lexically, from its directory?
@@ -190,7 +192,9 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
                     return Err(WireError::OutsideWorkspace(Outside::SymlinkLoop));
                 }
                 let parts = match target_parts {
-                    LinkTarget::Outside => return Err(WireError::OutsideWorkspace(Outside::Escapes)),
+                    LinkTarget::Outside => {
+                        return Err(WireError::OutsideWorkspace(Outside::Escapes));
+                    }
                     LinkTarget::FromRoot(parts) => {
                         out.clear();
                         parts
@@ -293,11 +297,17 @@ fn strip_root(root: &Path, path: &Path) -> Option<Vec<String>> {
     if norm.len() < root_parts.len() {
         return None;
     }
-    let same = norm.iter().zip(&root_parts).all(|(a, b)| same_component(a, b));
+    let same = norm
+        .iter()
+        .zip(&root_parts)
+        .all(|(a, b)| same_component(a, b));
     if !same {
         return None;
     }
-    norm[root_parts.len()..].iter().map(|s| s.to_str().map(str::to_owned)).collect()
+    norm[root_parts.len()..]
+        .iter()
+        .map(|s| s.to_str().map(str::to_owned))
+        .collect()
 }
 
 #[cfg(any(windows, target_os = "macos"))]
@@ -312,19 +322,26 @@ fn same_component(a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> bool {
 }
 
 fn is_missing(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }
 
 /// Map an I/O error met while resolving or opening to the client's code.
 pub(crate) fn io_to_wire(e: &io::Error) -> WireError {
     use moat_protocol::wire_error::Missing;
     match e.kind() {
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => WireError::NotFound(Missing::Path),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
+            WireError::NotFound(Missing::Path)
+        }
         io::ErrorKind::PermissionDenied => WireError::OutsideWorkspace(Outside::KernelDenied),
         _ => match e.raw_os_error() {
             Some(code) if code == errno::ELOOP => WireError::DeniedPath(Denial::Symlink),
             Some(code) if code == errno::EXDEV => WireError::OutsideWorkspace(Outside::Escapes),
-            Some(code) if code == errno::EPERM => WireError::OutsideWorkspace(Outside::KernelDenied),
+            Some(code) if code == errno::EPERM => {
+                WireError::OutsideWorkspace(Outside::KernelDenied)
+            }
             _ => WireError::NotFound(Missing::Unreadable),
         },
     }
@@ -352,7 +369,10 @@ mod tests {
     #[test]
     fn strip_root_is_component_wise() {
         let root = Path::new("/srv/ws");
-        assert_eq!(strip_root(root, Path::new("/srv/ws/a/b")), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            strip_root(root, Path::new("/srv/ws/a/b")),
+            Some(vec!["a".into(), "b".into()])
+        );
         assert_eq!(strip_root(root, Path::new("/srv/ws")), Some(vec![]));
         assert_eq!(strip_root(root, Path::new("/srv/wsx/a")), None);
         assert_eq!(strip_root(root, Path::new("/srv/ws/../etc")), None);

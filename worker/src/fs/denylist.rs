@@ -117,7 +117,11 @@ impl Denylist {
     }
 
     fn add_dir(&mut self, d: &str) {
-        let parts: Vec<String> = d.split('/').filter(|p| !p.is_empty()).map(str::to_owned).collect();
+        let parts: Vec<String> = d
+            .split('/')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect();
         match parts.len() {
             0 => {}
             1 => self.dirs.extend(parts),
@@ -142,7 +146,10 @@ impl Denylist {
     /// then for each component the names, then the patterns; first hit wins.
     #[must_use]
     pub fn check<S: AsRef<str>>(&self, components: &[S]) -> Option<Denial> {
-        let lower: Vec<String> = components.iter().map(|c| c.as_ref().to_lowercase()).collect();
+        let lower: Vec<String> = components
+            .iter()
+            .map(|c| c.as_ref().to_lowercase())
+            .collect();
         for c in &lower {
             if let Some(d) = self.dirs.iter().find(|d| *d == c) {
                 return Some(Denial::Directory(d.clone()));
@@ -167,7 +174,10 @@ impl Denylist {
     /// [`Denylist::check`] on a `/`-separated relative path.
     #[must_use]
     pub fn check_path(&self, rel: &str) -> Option<Denial> {
-        let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+        let parts: Vec<&str> = rel
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
         self.check(&parts)
     }
 }
@@ -320,15 +330,29 @@ mod tests {
     fn reasons_name_the_entry() {
         let list = Denylist::new(&[]);
         assert_eq!(list.check_path(".env"), Some(Denial::Name(".env".into())));
-        assert_eq!(list.check_path("a/b.pem"), Some(Denial::Pattern("*.pem".into())));
-        assert_eq!(list.check_path(".ssh/x"), Some(Denial::Directory(".ssh".into())));
+        assert_eq!(
+            list.check_path("a/b.pem"),
+            Some(Denial::Pattern("*.pem".into()))
+        );
+        assert_eq!(
+            list.check_path(".ssh/x"),
+            Some(Denial::Directory(".ssh".into()))
+        );
         // Directories are checked before names.
-        assert_eq!(list.check_path(".git/.env"), Some(Denial::Directory(".git".into())));
+        assert_eq!(
+            list.check_path(".git/.env"),
+            Some(Denial::Directory(".git".into()))
+        );
     }
 
     #[test]
     fn extras_extend_and_never_shorten() {
-        let list = Denylist::new(&["README.md".into(), " SECRET*.txt ".into(), "".into(), "priv/keys".into()]);
+        let list = Denylist::new(&[
+            "README.md".into(),
+            " SECRET*.txt ".into(),
+            "".into(),
+            "priv/keys".into(),
+        ]);
         assert!(denied(&list, "readme.md"));
         assert!(denied(&list, "a/secret-1.txt"));
         assert!(denied(&list, "a/priv/keys/k"));

@@ -74,7 +74,9 @@ fn check_regular(ws: &Workspace, meta: &Meta, limit: u64) -> Result<(), WireErro
         Kind::Directory => return Err(WireError::NotAFile),
         Kind::Special(k) => return Err(WireError::SpecialFile(k)),
         Kind::Symlink => {
-            return Err(WireError::DeniedPath(moat_protocol::wire_error::Denial::Symlink));
+            return Err(WireError::DeniedPath(
+                moat_protocol::wire_error::Denial::Symlink,
+            ));
         }
         Kind::File => {}
     }
@@ -82,7 +84,10 @@ fn check_regular(ws: &Workspace, meta: &Meta, limit: u64) -> Result<(), WireErro
         return Err(WireError::HardLink { links: meta.nlink });
     }
     if meta.size > limit {
-        return Err(WireError::TooLarge(TooLarge::File { size: meta.size, limit }));
+        return Err(WireError::TooLarge(TooLarge::File {
+            size: meta.size,
+            limit,
+        }));
     }
     Ok(())
 }
@@ -126,9 +131,16 @@ mod sys {
             FileType::BlockDevice => Kind::Special(SpecialKind::BlockDevice),
             _ => Kind::Special(SpecialKind::CharDevice),
         };
-        #[allow(clippy::useless_conversion, reason = "st_nlink is u32 on some architectures")]
+        #[allow(
+            clippy::useless_conversion,
+            reason = "st_nlink is u32 on some architectures"
+        )]
         let nlink = u64::from(st.st_nlink);
-        Meta { kind, size: u64::try_from(st.st_size).unwrap_or(0), nlink }
+        Meta {
+            kind,
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            nlink,
+        }
     }
 
     pub(super) fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
@@ -136,12 +148,21 @@ mod sys {
         Ok(meta_of(&rustix::fs::fstat(&fd)?))
     }
 
-    pub(super) fn open_file(ws: &Workspace, path: &ContainedPath, limit: u64) -> Result<OpenFile, WireError> {
-        let pfd = open_beneath(ws, path.rel(), OFlags::PATH).map_err(|e| map_missing(&e, Missing::File))?;
+    pub(super) fn open_file(
+        ws: &Workspace,
+        path: &ContainedPath,
+        limit: u64,
+    ) -> Result<OpenFile, WireError> {
+        let pfd = open_beneath(ws, path.rel(), OFlags::PATH)
+            .map_err(|e| map_missing(&e, Missing::File))?;
         let before = rustix::fs::fstat(&pfd).map_err(|e| io_to_wire(&e.into()))?;
         check_regular(ws, &meta_of(&before), limit)?;
-        let fd = open_beneath(ws, path.rel(), OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)
-            .map_err(|e| io_to_wire(&e))?;
+        let fd = open_beneath(
+            ws,
+            path.rel(),
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+        )
+        .map_err(|e| io_to_wire(&e))?;
         let after = rustix::fs::fstat(&fd).map_err(|e| io_to_wire(&e.into()))?;
         if (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino) {
             // Replaced between the two opens: refuse rather than guess.
@@ -149,7 +170,10 @@ mod sys {
         }
         let now = meta_of(&after);
         check_regular(ws, &now, limit)?;
-        Ok(OpenFile { file: File::from(fd), size: now.size })
+        Ok(OpenFile {
+            file: File::from(fd),
+            size: now.size,
+        })
     }
 
     pub(super) fn open_dir(ws: &Workspace, path: &ContainedPath) -> io::Result<OwnedFd> {
@@ -172,7 +196,11 @@ mod sys {
         } else {
             Kind::Special(special_kind(&ft))
         };
-        Meta { kind, size: md.len(), nlink: nlink(md) }
+        Meta {
+            kind,
+            size: md.len(),
+            nlink: nlink(md),
+        }
     }
 
     #[cfg(unix)]
@@ -206,10 +234,16 @@ mod sys {
     }
 
     pub(super) fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
-        Ok(meta_of(&std::fs::symlink_metadata(ws.root().join(path.rel()))?))
+        Ok(meta_of(&std::fs::symlink_metadata(
+            ws.root().join(path.rel()),
+        )?))
     }
 
-    pub(super) fn open_file(ws: &Workspace, path: &ContainedPath, limit: u64) -> Result<OpenFile, WireError> {
+    pub(super) fn open_file(
+        ws: &Workspace,
+        path: &ContainedPath,
+        limit: u64,
+    ) -> Result<OpenFile, WireError> {
         let meta = stat(ws, path).map_err(|e| map_missing(&e, Missing::File))?;
         check_regular(ws, &meta, limit)?;
         let mut opts = std::fs::OpenOptions::new();
@@ -217,12 +251,20 @@ mod sys {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            opts.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32);
+            opts.custom_flags(
+                rustix::fs::OFlags::NOFOLLOW.bits() as i32
+                    | rustix::fs::OFlags::NONBLOCK.bits() as i32,
+            );
         }
-        let file = opts.open(ws.root().join(path.rel())).map_err(|e| io_to_wire(&e))?;
+        let file = opts
+            .open(ws.root().join(path.rel()))
+            .map_err(|e| io_to_wire(&e))?;
         let now = meta_of(&file.metadata().map_err(|e| io_to_wire(&e))?);
         check_regular(ws, &now, limit)?;
-        Ok(OpenFile { file, size: now.size })
+        Ok(OpenFile {
+            file,
+            size: now.size,
+        })
     }
 }
 
@@ -231,8 +273,16 @@ pub fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
     #[cfg(feature = "dangerous-disable-userland-checks")]
     if let Some(raw) = &path.unchecked {
         let md = std::fs::metadata(raw)?;
-        let kind = if md.is_dir() { Kind::Directory } else { Kind::File };
-        return Ok(Meta { kind, size: md.len(), nlink: 1 });
+        let kind = if md.is_dir() {
+            Kind::Directory
+        } else {
+            Kind::File
+        };
+        return Ok(Meta {
+            kind,
+            size: md.len(),
+            nlink: 1,
+        });
     }
     sys::stat(ws, path)
 }
@@ -256,7 +306,11 @@ pub fn read_dir(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
             .map(|e| RawEntry {
                 name: e.file_name().to_string_lossy().into_owned(),
                 meta: e.metadata().ok().map(|m| Meta {
-                    kind: if m.is_dir() { Kind::Directory } else { Kind::File },
+                    kind: if m.is_dir() {
+                        Kind::Directory
+                    } else {
+                        Kind::File
+                    },
                     size: m.len(),
                     nlink: 1,
                 }),
@@ -266,7 +320,11 @@ pub fn read_dir(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
     let meta = stat(ws, path).map_err(|e| map_missing(&e, Missing::Directory))?;
     match meta.kind {
         Kind::Directory => {}
-        Kind::Symlink => return Err(WireError::DeniedPath(moat_protocol::wire_error::Denial::Symlink)),
+        Kind::Symlink => {
+            return Err(WireError::DeniedPath(
+                moat_protocol::wire_error::Denial::Symlink,
+            ));
+        }
         _ => return Err(WireError::NotADirectory),
     }
     read_dir_sys(ws, path)
@@ -280,15 +338,22 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
     let mut out = Vec::new();
     for entry in dir {
         let Ok(entry) = entry else {
-            return Err(WireError::Unsupported(moat_protocol::wire_error::Unsupported::ListingFailed));
+            return Err(WireError::Unsupported(
+                moat_protocol::wire_error::Unsupported::ListingFailed,
+            ));
         };
         let name_c = entry.file_name();
         let bytes = name_c.to_bytes();
         if bytes == b"." || bytes == b".." {
             continue;
         }
-        let meta = rustix::fs::statat(&fd, name_c, AtFlags::SYMLINK_NOFOLLOW).ok().map(|st| sys::meta_of(&st));
-        out.push(RawEntry { name: String::from_utf8_lossy(bytes).into_owned(), meta });
+        let meta = rustix::fs::statat(&fd, name_c, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|st| sys::meta_of(&st));
+        out.push(RawEntry {
+            name: String::from_utf8_lossy(bytes).into_owned(),
+            meta,
+        });
     }
     Ok(out)
 }
@@ -299,10 +364,17 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
     let mut out = Vec::new();
     for entry in rd {
         let Ok(entry) = entry else {
-            return Err(WireError::Unsupported(moat_protocol::wire_error::Unsupported::ListingFailed));
+            return Err(WireError::Unsupported(
+                moat_protocol::wire_error::Unsupported::ListingFailed,
+            ));
         };
-        let meta = std::fs::symlink_metadata(entry.path()).ok().map(|m| sys::meta_of(&m));
-        out.push(RawEntry { name: entry.file_name().to_string_lossy().into_owned(), meta });
+        let meta = std::fs::symlink_metadata(entry.path())
+            .ok()
+            .map(|m| sys::meta_of(&m));
+        out.push(RawEntry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            meta,
+        });
     }
     Ok(out)
 }

@@ -7,6 +7,8 @@ use moat_protocol::response::SandboxReport;
 
 mod socket;
 pub use socket::{SOCKET_FD, take_socket};
+#[cfg(unix)]
+pub mod spawn;
 
 /// What to confine to.
 pub struct Policy<'a> {
@@ -50,4 +52,10 @@ pub fn enter(policy: &Policy<'_>) -> Result<SandboxReport, SandboxError> {
 #[must_use]
 pub fn landlock_abi() -> u8 {
     0
+}
+
+/// Describe a sandbox exit code.
+#[must_use]
+pub fn describe_exit_code(code: i32) -> Option<&'static str> {
+    (code == 70).then_some("the worker could not confine itself")
 }

@@ -35,10 +35,16 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
     let start = args.start_line.unwrap_or(1).max(1);
     if total == 0 {
         if start > 1 {
-            return Err(WireError::Unsupported(Unsupported::LineOutOfRange { start, total }));
+            return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
+                start,
+                total,
+            }));
         }
         if let Some(end) = args.end_line.filter(|end| *end < start) {
-            return Err(WireError::Unsupported(Unsupported::EndBeforeStart { start, end }));
+            return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
+                start,
+                end,
+            }));
         }
         return Ok(ToolOutput::ReadFile(ReadFileOutput {
             path: path.display().to_owned(),
@@ -51,16 +57,27 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
         }));
     }
     if start > total {
-        return Err(WireError::Unsupported(Unsupported::LineOutOfRange { start, total }));
+        return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
+            start,
+            total,
+        }));
     }
     let requested_end = args.end_line.unwrap_or(total);
     if requested_end < start {
-        return Err(WireError::Unsupported(Unsupported::EndBeforeStart { start, end: requested_end }));
+        return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
+            start,
+            end: requested_end,
+        }));
     }
-    let budget_end = start.saturating_add(u64::from(ws.limits().max_read_lines)).saturating_sub(1);
+    let budget_end = start
+        .saturating_add(u64::from(ws.limits().max_read_lines))
+        .saturating_sub(1);
     let end = requested_end.min(budget_end).min(total);
     let truncated = end < total;
-    #[expect(clippy::cast_possible_truncation, reason = "end <= total, which counts a Vec")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "end <= total, which counts a Vec"
+    )]
     let selected = &lines[(start - 1) as usize..end as usize];
     Ok(ToolOutput::ReadFile(ReadFileOutput {
         path: path.display().to_owned(),
@@ -75,8 +92,15 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
 
 /// Read at most `limit` bytes; a NUL in the first 8 KiB is `binary_file`, a
 /// file that grew past `limit` while being read is `too_large`.
-pub(crate) fn read_bounded<R: Read>(r: &mut R, size_hint: u64, limit: u64) -> Result<Vec<u8>, WireError> {
-    #[expect(clippy::cast_possible_truncation, reason = "bounded by the file cap, 64 MiB at most")]
+pub(crate) fn read_bounded<R: Read>(
+    r: &mut R,
+    size_hint: u64,
+    limit: u64,
+) -> Result<Vec<u8>, WireError> {
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "bounded by the file cap, 64 MiB at most"
+    )]
     let cap = size_hint.min(limit) as usize;
     let mut buf = Vec::with_capacity(cap + 1);
     r.take(limit.saturating_add(1))
@@ -104,7 +128,11 @@ pub fn split_lines(text: &str) -> Vec<&str> {
             continue;
         }
         lines.push(&text[start..i]);
-        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
+        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            i + 2
+        } else {
+            i + 1
+        };
     }
     if start < bytes.len() {
         lines.push(&text[start..]);
@@ -134,7 +162,10 @@ mod tests {
         let mut r: &[u8] = b"hello";
         assert_eq!(read_bounded(&mut r, 5, 5).unwrap(), b"hello");
         let mut r: &[u8] = b"hello!";
-        assert_eq!(read_bounded(&mut r, 5, 5), Err(WireError::TooLarge(TooLarge::Grew { limit: 5 })));
+        assert_eq!(
+            read_bounded(&mut r, 5, 5),
+            Err(WireError::TooLarge(TooLarge::Grew { limit: 5 }))
+        );
         let mut r: &[u8] = b"he\0llo";
         assert_eq!(read_bounded(&mut r, 6, 100), Err(WireError::BinaryFile));
         let mut late = vec![b'a'; 9000];

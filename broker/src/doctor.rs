@@ -1,0 +1,198 @@
+//! `moat doctor`: what would be served, every limit, the sandbox status, and
+//! the warnings — and whether a confined worker actually starts.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::config::{self, Environment, SandboxMode, Sources, Transport};
+use crate::mcp::meta;
+
+/// Whether the kernel offers Landlock.
+#[must_use]
+pub fn landlock_available() -> bool {
+    moat_worker::sandbox::landlock_abi() > 0
+}
+
+fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    out.push_str(&format!("{label:<19}{value}\n"));
+}
+
+/// Run the checks and print the report on stdout.
+pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
+    let config = match config::load(sources, transport, landlock_available()) {
+        Ok(c) => Arc::new(c),
+        Err(e @ config::ConfigError::Workspace(_)) => {
+            eprintln!("{e}");
+            return ExitCode::from(crate::cli::EXIT_FAILED_U8);
+        }
+        Err(e) => {
+            eprintln!("configuration refused: {e}");
+            return ExitCode::from(crate::cli::EXIT_FAILED_U8);
+        }
+    };
+    let mut out = String::new();
+    line(&mut out, "environment", config.environment.as_str());
+    line(
+        &mut out,
+        "protocol",
+        format!(
+            "{} (stateless), {} (initialize)",
+            meta::MODERN_VERSION,
+            meta::LEGACY_VERSIONS.join(", ")
+        ),
+    );
+    line(&mut out, "workspace", config.sandbox.workspace.display());
+    let registry = crate::tools::Registry::new();
+    if let Ok(r) = &registry {
+        let names: Vec<&str> = r
+            .declarations()
+            .filter_map(|d| d["name"].as_str())
+            .collect();
+        line(
+            &mut out,
+            "tools",
+            format!("{} ({})", names.len(), names.join(", ")),
+        );
+    }
+    let l = &config.sandbox.limits;
+    line(&mut out, "max file bytes", l.max_file_bytes);
+    line(&mut out, "max read lines", l.max_read_lines);
+    line(&mut out, "max search results", l.max_search_results);
+    line(&mut out, "max search files", l.max_search_files);
+    line(&mut out, "max result bytes", l.max_result_bytes);
+    line(&mut out, "max dir entries", l.max_directory_entries);
+    line(&mut out, "max git entries", l.max_git_entries);
+    line(
+        &mut out,
+        "tool timeout",
+        format!("{} ms", l.tool_timeout_ms),
+    );
+    line(&mut out, "follow symlinks", config.sandbox.follow_symlinks);
+    line(
+        &mut out,
+        "allow hard links",
+        config.sandbox.allow_hard_links,
+    );
+    line(&mut out, "redact secrets", config.security.redact_secrets);
+    line(
+        &mut out,
+        "scan content",
+        config.security.scan_untrusted_content,
+    );
+    let deny = moat_worker::fs::denylist::Denylist::new(&config.sandbox.deny_extra);
+    line(&mut out, "denied names", deny.name_count());
+    line(&mut out, "denied patterns", deny.pattern_count());
+    line(
+        &mut out,
+        "http auth",
+        if config.http.bearer_token.is_empty() {
+            "NOT SET"
+        } else {
+            "set"
+        },
+    );
+    let mode = match (config.sandbox.mode, config.sandbox.mode_automatic) {
+        (SandboxMode::Confined, _) => "confined (worker processes)".to_owned(),
+        (SandboxMode::InProcess, true) => {
+            "in-process (automatic: no Landlock on this host) — NOT kernel-confined".to_owned()
+        }
+        (SandboxMode::InProcess, false) => {
+            "in-process (configured) — NOT kernel-confined".to_owned()
+        }
+    };
+    line(&mut out, "sandbox mode", mode);
+    line(
+        &mut out,
+        "landlock abi",
+        moat_worker::sandbox::landlock_abi(),
+    );
+    line(&mut out, "workers", config.sandbox.workers);
+
+    let mut failed = false;
+    if config.sandbox.mode == SandboxMode::Confined {
+        match probe_worker(&config) {
+            Ok(report) => {
+                line(&mut out, "worker", "started and confined");
+                line(&mut out, "landlock", format!("{:?}", report.landlock));
+                line(&mut out, "fs restricted", report.fs_restricted);
+                line(&mut out, "tcp denied", report.tcp_denied);
+                line(&mut out, "ipc scoped", report.ipc_scoped);
+                line(
+                    &mut out,
+                    "seccomp",
+                    if report.seccomp {
+                        "allow-list installed (default: kill)"
+                    } else {
+                        "not installed"
+                    },
+                );
+                line(&mut out, "no_new_privs", report.no_new_privs);
+                let rl: Vec<String> = report
+                    .rlimits
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                line(&mut out, "rlimits", rl.join(", "));
+            }
+            Err(e) => {
+                failed = true;
+                line(&mut out, "worker", format!("FAILED: {e}"));
+            }
+        }
+    }
+    let mut warnings = config.violations.clone();
+    if moat_worker::USERLAND_CHECKS_DISABLED {
+        warnings.push("TEST BUILD: userland containment checks are disabled (dangerous-disable-userland-checks)".into());
+    }
+    if !warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in &warnings {
+            out.push_str(&format!("  - {w}\n"));
+        }
+    }
+    if failed {
+        out.push_str("\nnot ready\n");
+    } else if warnings.is_empty() {
+        out.push_str("\nready\n");
+    } else {
+        out.push_str("\nready, with warnings\n");
+    }
+    let _ = config.environment == Environment::Production;
+    crate::cli::print_stdout(&out);
+    if failed {
+        ExitCode::from(crate::cli::EXIT_FAILED_U8)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn probe_worker(
+    config: &Arc<config::Config>,
+) -> Result<moat_protocol::response::SandboxReport, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mut one = (**config).clone();
+        one.sandbox.workers = 1;
+        let executor = crate::cli::executor(&one, false)?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let result = loop {
+            if let Some(r) = executor.sandbox_report() {
+                break Ok(r);
+            }
+            if let crate::supervisor::Executor::Pool(p) = &executor
+                && let Some(e) = p.last_error()
+            {
+                break Err(e);
+            }
+            if std::time::Instant::now() > deadline {
+                break Err("no worker started within 10 s".to_owned());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        };
+        executor.shutdown().await;
+        result
+    })
+}

@@ -1,0 +1,300 @@
+//! The one place that decides what a client is told when a tool says no.
+//!
+//! A worker sends a code with typed parameters ([`WireError`]); the broker's
+//! supervisor adds its own failures (deadline, crashed worker). This module
+//! turns each into `(code, message, remedy)`. Messages quote only the path the
+//! client itself sent (control characters escaped) and the workspace's base
+//! name, never an absolute path and never operating-system text.
+
+use std::time::Duration;
+
+use moat_protocol::wire_error::{
+    BadPattern, Denial, GitFailure, Missing, Outside, TooLarge, Unsupported, WireError,
+};
+
+use crate::fence::escape_for_prose;
+
+/// Why a tool call produced no output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolFailure {
+    /// The worker refused, by code.
+    Wire(WireError),
+    /// The deadline passed; the worker was killed (or abandoned in-process).
+    TimedOut {
+        /// The budget.
+        budget: Duration,
+    },
+    /// The worker died or broke protocol while handling the call.
+    WorkerFailed {
+        /// A short, fixed description (no worker-supplied text).
+        why: &'static str,
+    },
+    /// No worker could be started.
+    Unavailable,
+}
+
+/// A refusal as the client sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `structuredContent.error`.
+    pub code: &'static str,
+    /// One sentence.
+    pub message: String,
+    /// What to do instead (may be empty).
+    pub remedy: String,
+}
+
+/// Quote a client-supplied value for prose: single quotes, control
+/// characters escaped, cut at 300 characters.
+#[must_use]
+pub fn quote(s: &str) -> String {
+    let esc = escape_for_prose(s);
+    let cut: String = esc.chars().take(300).collect();
+    let ell = if esc.chars().count() > 300 { "…" } else { "" };
+    format!("'{cut}{ell}'")
+}
+
+/// Describe a failure. `path` is the path argument the client sent (if the
+/// tool has one); `root` the workspace's base name.
+#[must_use]
+pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusal {
+    let p = quote(path.unwrap_or("."));
+    let under = format!("Only files under {root}/ are served; give a path relative to it.");
+    let list_hint = "Use list_directory to see what exists.".to_owned();
+    let r = |code: &'static str, message: String, remedy: String| Refusal {
+        code,
+        message,
+        remedy,
+    };
+    match failure {
+        ToolFailure::TimedOut { budget } => r(
+            "timed_out",
+            format!(
+                "the tool did not finish within its {} budget and was stopped.",
+                secs(*budget)
+            ),
+            "Narrow the request with path or file_glob, or ask for less.".into(),
+        ),
+        ToolFailure::WorkerFailed { why } => r(
+            "worker_failed",
+            format!("the sandboxed worker handling this call {why}; it has been replaced."),
+            "Retry the call; if it fails again the request itself may be triggering the failure."
+                .into(),
+        ),
+        ToolFailure::Unavailable => r(
+            "worker_failed",
+            "no sandboxed worker could be started to handle this call.".into(),
+            "Run `moat doctor` on the server host to see why.".into(),
+        ),
+        ToolFailure::Wire(w) => {
+            let code = w.code();
+            let (message, remedy) = match w {
+                WireError::OutsideWorkspace(o) => match o {
+                    Outside::NulByte => (
+                        "the path contains a NUL byte.".into(),
+                        "Give a workspace-relative path such as src/main.py.".into(),
+                    ),
+                    Outside::Escapes => (format!("the path {p} resolves outside the workspace."), under),
+                    Outside::SymlinkLoop => (
+                        format!("the path {p} could not be resolved: too many levels of symbolic links."),
+                        under,
+                    ),
+                    Outside::KernelDenied => (format!("the sandbox refused access to {p}."), under),
+                },
+                WireError::DeniedPath(d) => match d {
+                    Denial::Name(n) => (
+                        format!("{p} is refused: '{n}' is on the list of files this server never reads."),
+                        "Credential and key files are never readable through this server.".into(),
+                    ),
+                    Denial::Directory(n) => (
+                        format!("{p} is refused: '{n}' is a directory this server never reads from."),
+                        "Credential and key files are never readable through this server.".into(),
+                    ),
+                    Denial::Pattern(n) => (
+                        format!("{p} is refused: it matches '{n}', which this server never reads."),
+                        "Credential and key files are never readable through this server.".into(),
+                    ),
+                    Denial::Symlink => (
+                        format!("{p} goes through a symbolic link, which this server does not follow."),
+                        "Read the link's target by its own path.".into(),
+                    ),
+                },
+                WireError::NotFound(m) => match m {
+                    Missing::File => (format!("no file exists at {p}."), list_hint),
+                    Missing::Directory => {
+                        (format!("no directory exists at {p}."), "List a parent directory to see what exists.".into())
+                    }
+                    Missing::Path => (format!("nothing exists at {p}."), list_hint),
+                    Missing::Unreadable => (
+                        format!("{p} could not be read (it vanished or changed while being read)."),
+                        "Retry; if the file is being rewritten, wait for it to settle.".into(),
+                    ),
+                    Missing::EmptySymbol => (
+                        "the symbol name is empty.".into(),
+                        "Give the name of a class, function, method, variable or type.".into(),
+                    ),
+                },
+                WireError::NotAFile => {
+                    (format!("{p} is a directory, not a file."), "Use list_directory to list it.".into())
+                }
+                WireError::NotADirectory => {
+                    (format!("{p} is a file, not a directory."), "Use read_file to read it.".into())
+                }
+                WireError::TooLarge(t) => match t {
+                    TooLarge::File { size, limit } => (
+                        format!("{p} is {size} bytes, over the {limit}-byte limit."),
+                        "Use search_code to find the part you need; the whole file is never loaded.".into(),
+                    ),
+                    TooLarge::Grew { limit } => (
+                        format!("{p} grew past the {limit}-byte limit while being read."),
+                        "Retry once the file stops changing.".into(),
+                    ),
+                    TooLarge::Diff { limit } => (
+                        format!("the diff is larger than the {limit}-byte output limit."),
+                        "Restrict it to a path, or use stat_only for a summary.".into(),
+                    ),
+                },
+                WireError::BinaryFile => (
+                    format!("{p} looks binary (it has a NUL byte in its first 8 KiB)."),
+                    "Only text files can be read.".into(),
+                ),
+                WireError::BadPattern(b) => match b {
+                    BadPattern::TooLong { chars, limit } => (
+                        format!("the pattern is {chars} characters, over the {limit} limit."),
+                        "Shorten the pattern.".into(),
+                    ),
+                    BadPattern::Invalid(e) => (
+                        format!("the pattern is not a valid regular expression: {}.", first_line(e)),
+                        "Fix the expression (Rust regex syntax), or set regex to false to search for the text literally.".into(),
+                    ),
+                    BadPattern::TooComplex => (
+                        "the pattern compiles to more than the regex size limit allows.".into(),
+                        "Use fewer or smaller counted repetitions, or set regex to false to search literally.".into(),
+                    ),
+                    BadPattern::BadGlob(g) => (
+                        format!("the file_glob {} is not a valid glob.", quote(g)),
+                        "Use globs such as *.py or src/**/*.rs.".into(),
+                    ),
+                },
+                WireError::TimedOut { budget_ms } => (
+                    format!(
+                        "the tool did not finish within its {} budget.",
+                        secs(Duration::from_millis(*budget_ms))
+                    ),
+                    "Narrow the request with path or file_glob.".into(),
+                ),
+                WireError::NotARepository => (
+                    "the workspace root is not a git repository.".into(),
+                    "History tools need a .git directory at the workspace root.".into(),
+                ),
+                WireError::GitFailed(g) => {
+                    let rev_hint = "Give a branch, tag, commit or range such as main..HEAD.".to_owned();
+                    match g {
+                        GitFailure::NoGit => (
+                            "git is not available to this server.".into(),
+                            "Install git on the server host.".into(),
+                        ),
+                        GitFailure::EmptyRevision => ("the revision is empty.".into(), rev_hint),
+                        GitFailure::LeadingDash => ("the revision may not begin with '-'.".into(), rev_hint),
+                        GitFailure::BadCharacters => (
+                            "the revision has characters that are not allowed in a revision.".into(),
+                            "Use only letters, digits and . _ / @ ^ ~ { } - (not first).".into(),
+                        ),
+                        GitFailure::Exit { subcommand, code, stderr } => {
+                            let why = if stderr.is_empty() {
+                                code.map_or("it was stopped by a signal".to_owned(), |c| format!("exit status {c}"))
+                            } else {
+                                first_line(stderr)
+                            };
+                            let sub = if subcommand == "diff" { "diff" } else { "log" };
+                            (format!("git {sub} failed: {why}"), "Check that the revision exists.".into())
+                        }
+                    }
+                }
+                WireError::Unsupported(u) => match u {
+                    Unsupported::LineOutOfRange { start, total } => (
+                        format!("the file has {total} line(s); line {start} does not exist."),
+                        if *total == 0 { "The file is empty.".into() } else { format!("Ask for lines 1..{total}.") },
+                    ),
+                    Unsupported::EndBeforeStart { start, end } => (
+                        format!("end_line {end} is before start_line {start}."),
+                        "Give an end_line at or after start_line.".into(),
+                    ),
+                    Unsupported::ListingFailed => {
+                        (format!("the directory {p} could not be listed."), String::new())
+                    }
+                    Unsupported::ToolUnavailable => {
+                        ("this tool is not available in this build.".into(), String::new())
+                    }
+                },
+                WireError::SpecialFile(k) => (
+                    format!("{p} is {}, which this server never opens.", k.describe()),
+                    "Only regular files can be read.".into(),
+                ),
+                WireError::HardLink { links } => (
+                    format!(
+                        "{p} has {links} hard links; it may be another name for a file outside the workspace, so it is refused."
+                    ),
+                    "Set sandbox.allow_hard_links only if everyone who can write the workspace is trusted.".into(),
+                ),
+            };
+            Refusal {
+                code,
+                message,
+                remedy,
+            }
+        }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("").trim_end_matches('.');
+    escape_for_prose(line).chars().take(300).collect()
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_never_echo_more_than_the_request() {
+        let r = describe(
+            &ToolFailure::Wire(WireError::OutsideWorkspace(Outside::Escapes)),
+            Some("../../etc/passwd"),
+            "proj",
+        );
+        assert_eq!(r.code, "outside_workspace");
+        assert!(r.message.contains("'../../etc/passwd'"));
+        assert!(r.remedy.contains("proj/"));
+        let r = describe(
+            &ToolFailure::Wire(WireError::DeniedPath(Denial::Name(".env".into()))),
+            Some(".env"),
+            "p",
+        );
+        assert!(r.message.contains("'.env'"));
+        let r = describe(
+            &ToolFailure::Wire(WireError::TooLarge(TooLarge::File {
+                size: 4096,
+                limit: 1024,
+            })),
+            Some("a"),
+            "p",
+        );
+        assert!(r.message.contains("1024-byte limit"));
+        let r = describe(
+            &ToolFailure::Wire(WireError::OutsideWorkspace(Outside::Escapes)),
+            Some("a\nb"),
+            "p",
+        );
+        assert!(!r.message.contains('\n'));
+    }
+}

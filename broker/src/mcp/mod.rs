@@ -1,0 +1,463 @@
+//! The MCP server core, independent of the transport: both eras, every method,
+//! tool calls through the executor and the content controls.
+//!
+//! # Eras
+//!
+//! * **2026-07-28 (stateless)**: a request whose `params._meta` carries
+//!   `io.modelcontextprotocol/protocolVersion` is validated on its own
+//!   ([`meta::validate`]) and served statelessly: `server/discover`,
+//!   `tools/list`, `tools/call`. Everything else (including `initialize` and
+//!   `ping`) is `-32601`.
+//! * **2024-11-05 … 2025-11-25**: `initialize` without modern `_meta` selects
+//!   legacy behaviour — for the stdio process, or (HTTP) for requests whose
+//!   `MCP-Protocol-Version` header names a legacy revision or is absent.
+//!   Legacy methods: `initialize`, `ping`, `tools/list`, `tools/call`, and the
+//!   notifications, which are never answered.
+
+pub mod jsonrpc;
+pub mod meta;
+pub mod schema;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::config::Config;
+use crate::content::Controls;
+use crate::error::{ToolFailure, describe};
+use crate::render::render;
+use crate::supervisor::Executor;
+use crate::tools::Registry;
+use jsonrpc::{Id, Message, RpcError, code};
+
+/// `tools/list` page size.
+pub const PAGE_SIZE: usize = 5;
+
+/// Per-connection state: the legacy version negotiated by `initialize` on
+/// this stdio process (HTTP keeps none).
+#[derive(Debug, Default)]
+pub struct Session {
+    legacy: Mutex<Option<String>>,
+}
+
+impl Session {
+    fn legacy(&self) -> Option<String> {
+        self.legacy.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn set_legacy(&self, v: &str) {
+        if let Ok(mut g) = self.legacy.lock() {
+            *g = Some(v.to_owned());
+        }
+    }
+}
+
+/// What the transport knows about a request beyond its body.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TransportInfo<'a> {
+    /// HTTP `MCP-Protocol-Version` header (None on stdio or when absent).
+    pub protocol_header: Option<&'a str>,
+    /// Whether this is HTTP (no sessions: the era follows the header).
+    pub http: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Modern,
+    Legacy,
+}
+
+/// The server core. Cheap to share (`Arc`).
+#[derive(Debug)]
+pub struct Server {
+    config: Arc<Config>,
+    registry: Registry,
+    executor: Executor,
+    controls: Controls,
+    root_name: String,
+}
+
+impl Server {
+    /// Build the server around an executor.
+    pub fn new(config: Arc<Config>, executor: Executor) -> Result<Server, String> {
+        let registry = Registry::new()?;
+        let controls = Controls::new(
+            config.security.redact_secrets,
+            config.security.scan_untrusted_content,
+        );
+        let root_name = config
+            .sandbox
+            .workspace
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Server {
+            config,
+            registry,
+            executor,
+            controls,
+            root_name,
+        })
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The executor.
+    #[must_use]
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The tool registry.
+    #[must_use]
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Handle one message; `None` for notifications (never answered).
+    pub async fn handle(
+        &self,
+        msg: Message,
+        session: &Session,
+        transport: TransportInfo<'_>,
+    ) -> Option<Value> {
+        let start = Instant::now();
+        let method = msg.method.clone();
+        let id = msg.id.clone();
+        let outcome = self.dispatch(msg, session, transport).await;
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        match (id, outcome) {
+            (None, Ok(_)) => None,
+            (None, Err(e)) => {
+                tracing::warn!(method = %method, code = e.code, duration_ms = ms, "rpc.notification_failed");
+                None
+            }
+            (Some(id), Ok(result)) => {
+                tracing::info!(method = %method, duration_ms = ms, "rpc.ok");
+                Some(jsonrpc::success(&id, result))
+            }
+            (Some(_), Err(e)) => {
+                tracing::warn!(method = %method, code = e.code, message = %e.message, duration_ms = ms, "rpc.error");
+                Some(e.to_value())
+            }
+        }
+    }
+
+    async fn dispatch(
+        &self,
+        msg: Message,
+        session: &Session,
+        transport: TransportInfo<'_>,
+    ) -> Result<Value, RpcError> {
+        let modern = meta::is_modern(&msg.params);
+        let id = msg.id.as_ref();
+        if msg.method == "initialize" && !modern {
+            return Ok(self.initialize(&msg, session, transport));
+        }
+        if msg.is_notification() && msg.method.starts_with("notifications/") {
+            // notifications/initialized, notifications/cancelled, ...: nothing
+            // to do (a call already running finishes; its answer is harmless).
+            return Ok(Value::Null);
+        }
+        let legacy = if modern {
+            None
+        } else if transport.http {
+            match transport.protocol_header {
+                Some(h) if meta::LEGACY_VERSIONS.contains(&h.trim()) => Some(h.trim().to_owned()),
+                Some(_) => None,
+                None => Some("2025-03-26".to_owned()),
+            }
+        } else {
+            session
+                .legacy()
+                .or_else(|| (msg.method == "ping").then(|| meta::LEGACY_VERSIONS[0].to_owned()))
+        };
+        if legacy.is_some() {
+            return match msg.method.as_str() {
+                "ping" => Ok(json!({})),
+                "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
+                "tools/call" => self.tools_call(id, &msg.params, Era::Legacy, None).await,
+                other => Err(method_not_found(id, other)),
+            };
+        }
+        let rm = meta::validate(id, &msg.params, transport.protocol_header)?;
+        match msg.method.as_str() {
+            "server/discover" => Ok(self.discover(&rm)),
+            "tools/list" => self.tools_list(id, &msg.params, Era::Modern, Some(&rm)),
+            "tools/call" => {
+                self.tools_call(id, &msg.params, Era::Modern, Some(&rm))
+                    .await
+            }
+            other => Err(method_not_found(id, other)),
+        }
+    }
+
+    fn server_info(&self) -> Value {
+        let mut info =
+            json!({"name": self.config.server.name, "version": env!("CARGO_PKG_VERSION")});
+        if !self.config.server.title.is_empty() {
+            info["title"] = Value::String(self.config.server.title.clone());
+        }
+        info
+    }
+
+    fn result_meta(&self, rm: &meta::RequestMeta) -> Value {
+        let mut m = rm.trace.clone();
+        m.insert(meta::KEY_SERVER_INFO.into(), self.server_info());
+        Value::Object(m)
+    }
+
+    fn capabilities(&self) -> Value {
+        json!({"tools": {"listChanged": false}})
+    }
+
+    fn initialize(&self, msg: &Message, session: &Session, transport: TransportInfo<'_>) -> Value {
+        let requested = msg
+            .params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let version = if meta::LEGACY_VERSIONS.contains(&requested) {
+            requested
+        } else {
+            meta::LEGACY_VERSIONS[0]
+        };
+        if !transport.http {
+            session.set_legacy(version);
+        }
+        json!({
+            "protocolVersion": version,
+            "capabilities": self.capabilities(),
+            "serverInfo": self.server_info(),
+            "instructions": self.config.server.instructions,
+        })
+    }
+
+    fn discover(&self, rm: &meta::RequestMeta) -> Value {
+        json!({
+            "resultType": "complete",
+            "supportedVersions": [meta::MODERN_VERSION],
+            "capabilities": self.capabilities(),
+            "instructions": self.config.server.instructions,
+            "ttlMs": self.config.server.discovery_ttl_ms,
+            "cacheScope": "public",
+            "_meta": self.result_meta(rm),
+        })
+    }
+
+    fn tools_list(
+        &self,
+        id: Option<&Id>,
+        params: &Map<String, Value>,
+        era: Era,
+        rm: Option<&meta::RequestMeta>,
+    ) -> Result<Value, RpcError> {
+        let total = self.registry.len();
+        let offset = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(c)) => decode_cursor(c).ok_or_else(|| {
+                RpcError::new(
+                    id.cloned(),
+                    code::INVALID_PARAMS,
+                    "cursor is not one this server issued",
+                )
+            })?,
+            Some(_) => {
+                return Err(RpcError::new(
+                    id.cloned(),
+                    code::INVALID_PARAMS,
+                    "cursor must be a string",
+                ));
+            }
+        };
+        if offset > total {
+            return Err(RpcError::new(
+                id.cloned(),
+                code::INVALID_PARAMS,
+                "cursor points past the end of the tool list",
+            ));
+        }
+        let page: Vec<Value> = self
+            .registry
+            .declarations()
+            .skip(offset)
+            .take(PAGE_SIZE)
+            .cloned()
+            .collect();
+        let mut result = json!({"tools": page});
+        if offset + PAGE_SIZE < total {
+            result["nextCursor"] = Value::String(encode_cursor(offset + PAGE_SIZE));
+        }
+        if let (Era::Modern, Some(rm)) = (era, rm) {
+            result["resultType"] = json!("complete");
+            result["ttlMs"] = json!(self.config.server.discovery_ttl_ms);
+            result["cacheScope"] = json!("public");
+            result["_meta"] = self.result_meta(rm);
+        }
+        Ok(result)
+    }
+
+    async fn tools_call(
+        &self,
+        id: Option<&Id>,
+        params: &Map<String, Value>,
+        era: Era,
+        rm: Option<&meta::RequestMeta>,
+    ) -> Result<Value, RpcError> {
+        let invalid = |m: String| RpcError::new(id.cloned(), code::INVALID_PARAMS, m);
+        let name = match params.get("name") {
+            Some(Value::String(n)) if !n.is_empty() => n.as_str(),
+            _ => {
+                return Err(invalid(
+                    "tools/call needs params.name, a non-empty string".into(),
+                ));
+            }
+        };
+        let empty = Value::Object(Map::new());
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => &empty,
+            Some(v @ Value::Object(_)) => v,
+            Some(_) => return Err(invalid("params.arguments must be an object".into())),
+        };
+        let Some((tool, declaration)) = self.registry.get(name) else {
+            return Err(invalid(format!(
+                "unknown tool '{}'",
+                crate::error::quote(name).trim_matches('\'')
+            )));
+        };
+        self.registry
+            .validate_input(declaration, args)
+            .map_err(invalid)?;
+        let args_map = args.as_object().cloned().unwrap_or_default();
+        let limits = &self.config.sandbox.limits;
+        let request = tool.to_request(&args_map, limits);
+        let budget = Duration::from_millis(limits.tool_timeout_ms);
+        let path_arg = args_map.get("path").and_then(Value::as_str);
+        let started = Instant::now();
+        let outcome = self.executor.run(request.clone(), budget).await;
+        let (mut result, code) = match outcome {
+            Ok(Ok(out)) => (
+                self.controls
+                    .success(tool, render(&request, &out, &self.root_name)),
+                None,
+            ),
+            Ok(Err(wire)) => {
+                let refusal = describe(&ToolFailure::Wire(wire), path_arg, &self.root_name);
+                let code = refusal.code;
+                (self.controls.failure(&refusal), Some(code))
+            }
+            Err(failure) => {
+                let refusal = describe(&failure, path_arg, &self.root_name);
+                let code = refusal.code;
+                (self.controls.failure(&refusal), Some(code))
+            }
+        };
+        let client = rm.map_or("legacy", |m| m.client.as_str());
+        if self.config.observability.log_tool_arguments {
+            let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
+            tracing::info!(tool = name, client, error = code.unwrap_or(""), arguments = ?names, duration_ms = started.elapsed().as_secs_f64() * 1000.0, "tool.call");
+        } else {
+            tracing::info!(
+                tool = name,
+                client,
+                error = code.unwrap_or(""),
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "tool.call"
+            );
+        }
+        if let (Era::Modern, Some(rm)) = (era, rm) {
+            result.insert("resultType".into(), json!("complete"));
+            result.insert("_meta".into(), self.result_meta(rm));
+        }
+        Ok(Value::Object(result))
+    }
+}
+
+fn method_not_found(id: Option<&Id>, method: &str) -> RpcError {
+    let shown: String = method.chars().take(100).collect();
+    RpcError::new(
+        id.cloned(),
+        code::METHOD_NOT_FOUND,
+        format!("unknown method '{shown}'"),
+    )
+    .with_data(json!({"method": shown}))
+}
+
+/// Opaque cursor: URL-safe base64 (no padding) of `offset:<N>`.
+#[must_use]
+pub fn encode_cursor(offset: usize) -> String {
+    base64url(format!("offset:{offset}").as_bytes())
+}
+
+/// Decode a cursor this server issued.
+#[must_use]
+pub fn decode_cursor(cursor: &str) -> Option<usize> {
+    let bytes = unbase64url(cursor)?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let digits = text.strip_prefix("offset:")?;
+    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn base64url(data: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(char::from(B64[(n >> (18 - 6 * i)) as usize & 63]));
+        }
+    }
+    out
+}
+
+fn unbase64url(s: &str) -> Option<Vec<u8>> {
+    if s.len() > 64 || s.len() % 4 == 1 {
+        return None;
+    }
+    let mut bits = 0u32;
+    let mut nbits = 0u32;
+    let mut out = Vec::new();
+    for c in s.bytes() {
+        let v = u32::try_from(B64.iter().position(|x| *x == c)?).ok()?;
+        bits = (bits << 6) | v;
+        nbits += 6;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push(u8::try_from((bits >> nbits) & 0xFF).ok()?);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors() {
+        assert_eq!(encode_cursor(5), "b2Zmc2V0OjU");
+        assert_eq!(decode_cursor("b2Zmc2V0OjU"), Some(5));
+        for n in [0, 1, 7, 123, 99_999] {
+            assert_eq!(decode_cursor(&encode_cursor(n)), Some(n));
+        }
+        assert_eq!(decode_cursor("AAAA"), None);
+        assert_eq!(decode_cursor("not-a-real-cursor"), None);
+        assert_eq!(decode_cursor(""), None);
+        // Non-ASCII digits (seed quirk 20) are refused, not a crash.
+        assert_eq!(decode_cursor(&base64url("offset:٣".as_bytes())), None);
+    }
+}

@@ -1,0 +1,475 @@
+//! Tool output → the two halves of an MCP result: a summary for people and a
+//! `structuredContent` object for programs, plus the file-derived text that
+//! goes inside the untrusted fence.
+//!
+//! Names from the workspace are attacker-controlled: in the prose half they are
+//! escaped (a file named `x\n</untrusted-…>` cannot forge a line), while the
+//! structured half keeps them exactly.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
+
+use moat_protocol::request::Request;
+use moat_protocol::response::{Declares, DirEntry, EntryKind, SymbolMethod, ToolOutput};
+
+use crate::fence::escape_for_prose;
+
+/// A rendered success, before content controls run.
+#[derive(Debug)]
+pub struct Rendered {
+    /// First text block.
+    pub summary: String,
+    /// `structuredContent` (content controls add `redaction` and, for
+    /// file-content tools, `untrusted_content` and `content_assessment`).
+    pub structured: Map<String, Value>,
+    /// File-derived text for the fence (file-content tools only).
+    pub untrusted: Option<String>,
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// How a workspace-relative path is shown in prose: `<root>/` for the root.
+fn display(rel: &str, root: &str) -> String {
+    if rel.is_empty() || rel == "." {
+        format!("{root}/")
+    } else {
+        escape_for_prose(rel).into_owned()
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn notes(summary: &mut String, notes: &[String]) {
+    if notes.is_empty() {
+        summary.push('.');
+    } else {
+        let _ = write!(summary, "; {}.", notes.join("; "));
+    }
+}
+
+/// Render `out`, the answer to `request`. `root` is the workspace base name.
+#[must_use]
+pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
+    match out {
+        ToolOutput::ReadFile(o) => {
+            let summary = if o.total_lines == 0 {
+                format!(
+                    "{}: empty file, {} bytes.",
+                    escape_for_prose(&o.path),
+                    o.size_bytes
+                )
+            } else {
+                format!(
+                    "{}: lines {}-{} of {}{}, {} bytes.",
+                    escape_for_prose(&o.path),
+                    o.start_line,
+                    o.end_line,
+                    o.total_lines,
+                    if o.truncated { " (truncated)" } else { "" },
+                    o.size_bytes
+                )
+            };
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "path": o.path, "size_bytes": o.size_bytes, "total_lines": o.total_lines,
+                    "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
+                })),
+                untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
+            }
+        }
+        ToolOutput::ListDirectory(o) => {
+            let shown = if o.path == "." {
+                ".".to_owned()
+            } else {
+                escape_for_prose(&o.path).into_owned()
+            };
+            let mut summary = format!(
+                "{shown}/: {}",
+                plural(o.entries.len() as u64, "entry", "entries")
+            );
+            let mut n = Vec::new();
+            if o.hidden_by_denylist > 0 {
+                n.push(format!(
+                    "{} hidden by the denylist",
+                    plural(o.hidden_by_denylist, "entry", "entries")
+                ));
+            }
+            if o.symlinks_skipped > 0 {
+                n.push(format!(
+                    "{} not followed",
+                    plural(o.symlinks_skipped, "symbolic link", "symbolic links")
+                ));
+            }
+            if o.special_skipped > 0 {
+                n.push(format!(
+                    "{} (pipe, socket or device) skipped",
+                    plural(o.special_skipped, "special file", "special files")
+                ));
+            }
+            if o.truncated {
+                n.push(format!("listing truncated at {} entries", o.entries.len()));
+            }
+            notes(&mut summary, &n);
+            for e in &o.entries {
+                let name = escape_for_prose(&e.name);
+                match e.kind {
+                    EntryKind::Directory => {
+                        let _ = write!(summary, "\ndir   {name}");
+                    }
+                    EntryKind::File => {
+                        let _ = write!(summary, "\nfile  {name}  ({} bytes)", e.size_bytes);
+                    }
+                }
+            }
+            let entries: Vec<Value> = o.entries.iter().map(entry_json).collect();
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "path": o.path, "entries": entries, "directories": o.directories, "files": o.files,
+                    "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
+                    "special_skipped": o.special_skipped, "truncated": o.truncated
+                })),
+                untrusted: None,
+            }
+        }
+        ToolOutput::SearchCode(o) => {
+            let (pattern, regex) = match request {
+                Request::SearchCode(a) => (a.pattern.as_str(), a.regex),
+                _ => ("", false),
+            };
+            let count = o.matches.len() as u64;
+            let mut summary = format!(
+                "{} for {} across {} under {}",
+                plural(count, "match", "matches"),
+                crate::error::quote(pattern),
+                plural(o.files_scanned, "file", "files"),
+                display(&o.path, root)
+            );
+            let mut n = Vec::new();
+            if o.truncated {
+                n.push(format!("stopped at {count} matches"));
+            }
+            if o.timed_out {
+                n.push("stopped at the time budget".to_owned());
+            }
+            if o.files_skipped > 0 {
+                n.push(format!(
+                    "{} skipped as binary or oversized",
+                    plural(o.files_skipped, "file", "files")
+                ));
+            }
+            notes(&mut summary, &n);
+            let mut body = String::new();
+            let mut matches = Vec::with_capacity(o.matches.len());
+            for m in &o.matches {
+                if !body.is_empty() {
+                    body.push('\n');
+                }
+                let _ = write!(body, "{}:{}:", m.path, m.line);
+                for l in m
+                    .before
+                    .iter()
+                    .chain(std::iter::once(&m.text))
+                    .chain(&m.after)
+                {
+                    let _ = write!(body, "\n  {l}");
+                }
+                matches.push(json!({"path": m.path, "line": m.line, "text": m.text, "before": m.before, "after": m.after}));
+            }
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "pattern": pattern, "regex": regex, "path": o.path, "matches": matches,
+                    "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
+                    "truncated": o.truncated, "timed_out": o.timed_out
+                })),
+                untrusted: Some(body),
+            }
+        }
+        ToolOutput::FindSymbol(o) => {
+            let (symbol, exact, kind) = match request {
+                Request::FindSymbol(a) => (
+                    a.symbol.trim(),
+                    a.exact,
+                    a.kind.map_or("any", |k| k.as_str()),
+                ),
+                _ => ("", true, "any"),
+            };
+            let parsed = o
+                .definitions
+                .iter()
+                .filter(|d| d.method == SymbolMethod::Parsed)
+                .count() as u64;
+            let pattern = o.definitions.len() as u64 - parsed;
+            let files: std::collections::BTreeSet<&str> =
+                o.definitions.iter().map(|d| d.path.as_str()).collect();
+            let mut summary = format!(
+                "{} of {} across {}; {parsed} from parsing, {pattern} from patterns",
+                plural(o.definitions.len() as u64, "definition", "definitions"),
+                crate::error::quote(symbol),
+                plural(files.len() as u64, "file", "files"),
+            );
+            let mut n = Vec::new();
+            if !o.unparseable_files.is_empty() {
+                n.push(format!(
+                    "{} did not parse and fell back to patterns",
+                    plural(o.unparseable_files.len() as u64, "file", "files")
+                ));
+            }
+            if o.truncated {
+                n.push(format!("stopped at {} definitions", o.definitions.len()));
+            }
+            if o.timed_out {
+                n.push("stopped at the time budget".to_owned());
+            }
+            notes(&mut summary, &n);
+            let mut body = String::new();
+            let mut defs = Vec::with_capacity(o.definitions.len());
+            for d in &o.definitions {
+                if !body.is_empty() {
+                    body.push('\n');
+                }
+                let method = method_str(d.method);
+                let _ = write!(
+                    body,
+                    "{}:{}  [{}, {method}]  {}",
+                    d.path,
+                    d.line,
+                    d.kind.as_str(),
+                    d.signature
+                );
+                defs.push(json!({
+                    "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind.as_str(),
+                    "line": d.line, "signature": d.signature, "path": d.path, "language": d.language,
+                    "method": method
+                }));
+            }
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
+                    "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
+                    "unparseable_files": o.unparseable_files, "files_scanned": o.files_scanned,
+                    "truncated": o.truncated, "timed_out": o.timed_out
+                })),
+                untrusted: Some(body),
+            }
+        }
+        ToolOutput::ProjectOverview(o) => {
+            let mut summary = format!(
+                "{}, {} bytes under {}\nVersion control: {}.",
+                plural(o.total_files, "file", "files"),
+                o.total_bytes,
+                display(&o.path, root),
+                o.version_control
+            );
+            if !o.languages.is_empty() {
+                let langs: Vec<String> = o
+                    .languages
+                    .iter()
+                    .take(8)
+                    .map(|l| {
+                        format!(
+                            "{} ({}, {})",
+                            l.language,
+                            plural(l.files, "file", "files"),
+                            plural(l.lines, "line", "lines")
+                        )
+                    })
+                    .collect();
+                let _ = write!(summary, "\nLanguages: {}.", langs.join(", "));
+            }
+            if !o.manifests.is_empty() {
+                let names: Vec<String> = o
+                    .manifests
+                    .iter()
+                    .map(|m| escape_for_prose(&m.file).into_owned())
+                    .collect();
+                let _ = write!(summary, "\nManifests: {}.", names.join(", "));
+            }
+            if !o.entry_points.is_empty() {
+                let eps: Vec<String> = o
+                    .entry_points
+                    .iter()
+                    .take(10)
+                    .map(|e| escape_for_prose(e).into_owned())
+                    .collect();
+                let _ = write!(summary, "\nEntry points: {}.", eps.join(", "));
+            }
+            let _ = write!(summary, "\nTest files: {}.", o.test_files);
+            if o.timed_out {
+                summary.push_str(
+                    "\nThe walk stopped at the time budget; the counts are a lower bound.",
+                );
+            }
+            let manifests: Vec<Value> = o
+                .manifests
+                .iter()
+                .map(|m| match &m.declares {
+                    Some(d) => json!({"file": m.file, "declares": declares_json(d)}),
+                    None => json!({"file": m.file}),
+                })
+                .collect();
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "path": o.path, "total_files": o.total_files, "total_bytes": o.total_bytes,
+                    "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
+                    "manifests": manifests, "entry_points": o.entry_points, "test_files": o.test_files,
+                    "largest_files": o.largest_files.iter().map(|f| json!({"path": f.path, "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
+                    "version_control": o.version_control, "timed_out": o.timed_out
+                })),
+                untrusted: None,
+            }
+        }
+        ToolOutput::GitLog(o) => {
+            let n = o.commits.len() as u64;
+            let mut summary = plural(n, "commit", "commits");
+            if !o.path.is_empty() {
+                let _ = write!(summary, " for {}", escape_for_prose(&o.path));
+            }
+            summary.push('.');
+            if o.truncated {
+                summary.push_str(" Output truncated.");
+            }
+            let body: Vec<String> = o
+                .commits
+                .iter()
+                .map(|c| {
+                    let date: String = c.authored_at.chars().take(10).collect();
+                    format!("{}  {date}  {}  {}", c.short, c.author, c.subject)
+                })
+                .collect();
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "commits": o.commits.iter().map(|c| json!({"commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at, "subject": c.subject})).collect::<Vec<_>>(),
+                    "commit_count": n, "path": o.path, "truncated": o.truncated
+                })),
+                untrusted: Some(body.join("\n")),
+            }
+        }
+        ToolOutput::GitDiff(o) => {
+            let for_path = if o.path.is_empty() {
+                String::new()
+            } else {
+                format!(" for {}", escape_for_prose(&o.path))
+            };
+            let mut summary = if o.diff.trim().is_empty() {
+                format!("No changes{for_path}.")
+            } else {
+                format!(
+                    "{} changed{for_path}: +{} -{}.",
+                    plural(o.files_changed, "file", "files"),
+                    o.lines_added,
+                    o.lines_removed
+                )
+            };
+            if o.truncated {
+                summary.push_str(" Output truncated.");
+            }
+            Rendered {
+                summary,
+                structured: obj(json!({
+                    "files_changed": o.files_changed, "lines_added": o.lines_added, "lines_removed": o.lines_removed,
+                    "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated
+                })),
+                untrusted: Some(o.diff.clone()),
+            }
+        }
+    }
+}
+
+fn method_str(m: SymbolMethod) -> &'static str {
+    match m {
+        SymbolMethod::Parsed => "parsed",
+        SymbolMethod::Pattern => "pattern",
+    }
+}
+
+fn entry_json(e: &DirEntry) -> Value {
+    let mut v = json!({
+        "name": e.name, "path": e.path,
+        "type": match e.kind { EntryKind::Directory => "directory", EntryKind::File => "file" },
+        "size_bytes": e.size_bytes
+    });
+    if let Some(w) = e.walked_by_search {
+        v["walked_by_search"] = Value::Bool(w);
+    }
+    v
+}
+
+fn declares_json(d: &Declares) -> Value {
+    match d {
+        Declares::Pyproject {
+            name,
+            version,
+            requires_python,
+            dependencies,
+        } => {
+            json!({"name": name, "version": version, "requires_python": requires_python, "dependencies": dependencies})
+        }
+        Declares::PackageJson {
+            name,
+            version,
+            dependencies,
+            scripts,
+        } => {
+            json!({"name": name, "version": version, "dependencies": dependencies, "scripts": scripts})
+        }
+        Declares::Cargo {
+            name,
+            version,
+            dependencies,
+        } => {
+            json!({"name": name, "version": version, "dependencies": dependencies})
+        }
+        Declares::GoMod {
+            name,
+            go_version,
+            dependencies,
+        } => {
+            json!({"name": name, "go_version": go_version, "dependencies": dependencies})
+        }
+        Declares::ParseError(e) => json!({"parse_error": e}),
+    }
+}
+
+/// Number `text`'s lines from `start`: the number right-aligned to the width
+/// of `end`, two spaces, the line.
+#[must_use]
+pub fn number_lines(text: &str, start: u64, end: u64) -> String {
+    if end == 0 {
+        return String::new();
+    }
+    let width = end.to_string().len();
+    let mut out = String::with_capacity(text.len() + (end - start + 1) as usize * (width + 3));
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = write!(out, "{:>width$}  {line}", start + i as u64);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbering() {
+        assert_eq!(number_lines("a\nb", 9, 10), " 9  a\n10  b");
+        assert_eq!(number_lines("x", 1, 1), "1  x");
+        assert_eq!(number_lines("", 0, 0), "");
+    }
+}

@@ -1,0 +1,222 @@
+//! MCP over stdio: one JSON-RPC message per line on stdin, one per line on
+//! stdout. This module is the only owner of stdout in `serve`.
+//!
+//! * A line longer than `http.max_request_bytes` (1 MiB by default) is answered
+//!   with `-32700` as soon as the cap is crossed, and the rest of it is
+//!   drained up to the next newline, so the stream resynchronises without the
+//!   line ever being held in memory.
+//! * Invalid UTF-8 or JSON: `-32700`; nesting deeper than serde_json's 128
+//!   levels is a parse error too.
+//! * Up to [`MAX_IN_FLIGHT`] requests run at once and are answered as they
+//!   finish; reading pauses while all slots are busy (back-pressure).
+//! * On end of input, in-flight requests finish and are answered, every
+//!   worker is killed and reaped, and the process exits 0.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+
+use crate::mcp::jsonrpc::{self, RpcError, code};
+use crate::mcp::{Server, Session, TransportInfo};
+
+/// Requests handled at once.
+pub const MAX_IN_FLIGHT: usize = 8;
+
+/// One unit from the line reader.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line (without its newline).
+    Data(Vec<u8>),
+    /// A line crossed the cap; it is being discarded.
+    TooLong,
+    /// End of input.
+    Eof,
+}
+
+/// A newline splitter with a hard cap on line length.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    scanned: usize,
+    cap: usize,
+    discarding: bool,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Wrap `inner` with a line cap of `cap` bytes.
+    pub fn new(inner: R, cap: usize) -> Self {
+        LineReader {
+            inner,
+            buf: Vec::with_capacity(64 * 1024),
+            scanned: 0,
+            cap,
+            discarding: false,
+            eof: false,
+        }
+    }
+
+    /// The next line, a too-long marker, or end of input.
+    pub async fn next_line(&mut self) -> std::io::Result<Line> {
+        loop {
+            if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                let end = self.scanned + pos;
+                let mut line: Vec<u8> = self.buf.drain(..=end).collect();
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                self.scanned = 0;
+                if self.discarding {
+                    self.discarding = false;
+                    continue;
+                }
+                if line.len() > self.cap {
+                    return Ok(Line::TooLong);
+                }
+                return Ok(Line::Data(line));
+            }
+            self.scanned = self.buf.len();
+            if self.discarding {
+                self.buf.clear();
+                self.scanned = 0;
+            } else if self.buf.len() > self.cap {
+                self.buf.clear();
+                self.scanned = 0;
+                self.discarding = true;
+                return Ok(Line::TooLong);
+            }
+            if self.eof {
+                if self.buf.is_empty() || self.discarding {
+                    return Ok(Line::Eof);
+                }
+                let line = std::mem::take(&mut self.buf);
+                self.scanned = 0;
+                return Ok(Line::Data(line));
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = self.inner.read(&mut chunk).await?;
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.buf.extend_from_slice(&chunk[..n]);
+            }
+        }
+    }
+}
+
+/// Serve MCP on stdin/stdout until end of input. Returns the exit code.
+pub async fn serve(server: Arc<Server>) -> i32 {
+    let cap = usize::try_from(server.config().http.max_request_bytes).unwrap_or(1 << 20);
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT * 2);
+    let writer = tokio::spawn(async move {
+        let mut out = tokio::io::stdout();
+        while let Some(mut line) = rx.recv().await {
+            line.push(b'\n');
+            if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    tracing::info!(workspace = %server.config().sandbox.workspace.display(), mode = server.config().sandbox.mode.as_str(), tools = server.registry().len(), "stdio.started");
+
+    let session = Arc::new(Session::default());
+    let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let mut reader = LineReader::new(tokio::io::stdin(), cap);
+    let mut tasks = JoinSet::new();
+    loop {
+        while tasks.try_join_next().is_some() {}
+        let line = match reader.next_line().await {
+            Ok(Line::Data(l)) => l,
+            Ok(Line::TooLong) => {
+                let e = RpcError::new(
+                    None,
+                    code::PARSE_ERROR,
+                    format!("parse error: the line exceeds the {cap}-byte line limit"),
+                );
+                let _ = tx.send(jsonrpc::encode(&e.to_value())).await;
+                continue;
+            }
+            Ok(Line::Eof) | Err(_) => break,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let msg = match jsonrpc::parse(&line) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = tx.send(jsonrpc::encode(&e.to_value())).await;
+                continue;
+            }
+        };
+        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+            break;
+        };
+        if msg.method == "initialize" {
+            // Handled in order, so the era is settled before the next line.
+            if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
+                let _ = tx.send(jsonrpc::encode(&v)).await;
+            }
+            drop(permit);
+            continue;
+        }
+        let server = Arc::clone(&server);
+        let session = Arc::clone(&session);
+        let tx = tx.clone();
+        tasks.spawn(async move {
+            if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
+                let _ = tx.send(jsonrpc::encode(&v)).await;
+            }
+            drop(permit);
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+    drop(tx);
+    let _ = writer.await;
+    server.executor().shutdown().await;
+    tracing::info!("stdio.closed");
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], cap: usize) -> Vec<Line> {
+        let mut r = LineReader::new(input, cap);
+        let mut out = Vec::new();
+        loop {
+            let l = r.next_line().await.unwrap();
+            let done = l == Line::Eof;
+            out.push(l);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn splits_caps_and_resyncs() {
+        let got = lines(b"a\r\nbb\n\nccc", 2).await;
+        assert_eq!(
+            got,
+            vec![
+                Line::Data(b"a".to_vec()),
+                Line::Data(b"bb".to_vec()),
+                Line::Data(vec![]),
+                Line::TooLong,
+                Line::Eof
+            ]
+        );
+        let mut input = vec![b'x'; 300_000];
+        input.extend_from_slice(b"\nok\n");
+        let got = lines(&input, 64).await;
+        assert_eq!(
+            got,
+            vec![Line::TooLong, Line::Data(b"ok".to_vec()), Line::Eof]
+        );
+    }
+}

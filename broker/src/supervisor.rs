@@ -1,0 +1,520 @@
+//! Running tool requests: in a pool of confined worker processes, or (the
+//! fallback) on blocking threads inside the broker.
+//!
+//! # The pool
+//!
+//! * Workers are started by one long-lived *spawner* thread (the parent-death
+//!   signal is tied to the thread that forks), each with a socketpair, a built
+//!   environment and its own process group. A worker is ready once it has
+//!   confined itself and sent its hello.
+//! * One request per worker at a time. A request waits for an idle worker,
+//!   sends one frame, and reads one frame back before `budget + grace`.
+//! * Past the deadline, or when the worker dies, sends a malformed or
+//!   oversized frame, the broker kills the worker's process group, reaps it,
+//!   answers the request with a tool error, and starts a replacement. A worker
+//!   is never reused after anything unexpected.
+//! * The exchange runs in its own task, so a client that goes away mid-call
+//!   cannot leave a worker half-used.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::sync::{Notify, Semaphore};
+
+use moat_protocol::frame::{self, HEADER_LEN, MAX_RESPONSE_FRAME_LEN};
+use moat_protocol::limits::KILL_GRACE_MS;
+use moat_protocol::request::{Request, RequestEnvelope, WorkerInit};
+use moat_protocol::response::{Response, SandboxReport, ToolOutput, WorkerHello};
+use moat_protocol::wire_error::WireError;
+use moat_worker::workspace::Workspace;
+
+use crate::error::ToolFailure;
+
+/// How long a new worker may take to confine itself and say hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a tool call produced.
+pub type Outcome = Result<Result<ToolOutput, WireError>, ToolFailure>;
+
+/// Where requests run.
+#[derive(Debug, Clone)]
+pub enum Executor {
+    /// Confined worker processes.
+    Pool(Arc<Pool>),
+    /// The fallback: the worker library on blocking threads.
+    InProcess(Arc<Workspace>),
+}
+
+impl Executor {
+    /// Run one request within `budget`.
+    pub async fn run(&self, request: Request, budget: Duration) -> Outcome {
+        match self {
+            Executor::Pool(p) => {
+                let pool = Arc::clone(p);
+                match tokio::spawn(async move { pool.run(request, budget).await }).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(ToolFailure::WorkerFailed {
+                        why: "could not be reached",
+                    }),
+                }
+            }
+            Executor::InProcess(ws) => {
+                let ws = Arc::clone(ws);
+                let task = tokio::task::spawn_blocking(move || {
+                    moat_worker::tools::handle(&ws, &request, budget)
+                });
+                let grace = Duration::from_millis(KILL_GRACE_MS);
+                match tokio::time::timeout(budget + grace, task).await {
+                    Ok(Ok(Response::Done(r))) => Ok(r),
+                    Ok(Err(_)) => Err(ToolFailure::WorkerFailed { why: "failed" }),
+                    // The blocking thread cannot be killed; it finishes on its
+                    // own (every tool checks the deadline cooperatively).
+                    Err(_) => Err(ToolFailure::TimedOut { budget }),
+                }
+            }
+        }
+    }
+
+    /// Stop every worker and wait for it (no-op in-process).
+    pub async fn shutdown(&self) {
+        if let Executor::Pool(p) = self {
+            p.shutdown().await;
+        }
+    }
+
+    /// The sandbox status reported by the most recent worker, if any.
+    #[must_use]
+    pub fn sandbox_report(&self) -> Option<SandboxReport> {
+        match self {
+            Executor::Pool(p) => p.last_report.lock().ok().and_then(|r| r.clone()),
+            Executor::InProcess(_) => None,
+        }
+    }
+
+    /// Process ids of live workers (for tests and diagnostics).
+    #[must_use]
+    pub fn worker_pids(&self) -> Vec<u32> {
+        match self {
+            Executor::Pool(p) => p
+                .pids
+                .lock()
+                .map(|m| m.keys().copied().collect())
+                .unwrap_or_default(),
+            Executor::InProcess(_) => Vec::new(),
+        }
+    }
+}
+
+struct Worker {
+    child: std::process::Child,
+    stream: UnixStream,
+}
+
+/// How to start workers.
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    /// The broker's own binary.
+    pub program: PathBuf,
+    /// Workers kept ready.
+    pub size: usize,
+    /// The start-up frame every worker receives.
+    pub init: WorkerInit,
+    /// Whether workers' stderr reaches the broker's stderr.
+    pub inherit_stderr: bool,
+}
+
+/// The pool of confined workers.
+pub struct Pool {
+    idle: Mutex<Vec<Worker>>,
+    ready: Semaphore,
+    /// Workers alive or being started.
+    live: AtomicUsize,
+    size: usize,
+    spawn_tx: Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    last_error: Mutex<Option<String>>,
+    last_report: Mutex<Option<SandboxReport>>,
+    pids: Mutex<HashMap<u32, ()>>,
+    shutting_down: AtomicBool,
+    all_gone: Notify,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// Start the spawner thread and ask it for `size` workers. Must be called
+    /// inside a tokio runtime.
+    pub fn start(config: PoolConfig) -> std::io::Result<Arc<Pool>> {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let pool = Arc::new(Pool {
+            idle: Mutex::new(Vec::new()),
+            ready: Semaphore::new(0),
+            live: AtomicUsize::new(0),
+            size: config.size.max(1),
+            spawn_tx: Mutex::new(Some(tx)),
+            last_error: Mutex::new(None),
+            last_report: Mutex::new(None),
+            pids: Mutex::new(HashMap::new()),
+            shutting_down: AtomicBool::new(false),
+            all_gone: Notify::new(),
+        });
+        let handle = tokio::runtime::Handle::current();
+        let weak = Arc::downgrade(&pool);
+        std::thread::Builder::new()
+            .name("moat-spawner".into())
+            .spawn(move || {
+                let mut failures = 0u32;
+                while rx.recv().is_ok() {
+                    let Some(pool) = weak.upgrade() else { break };
+                    if pool.shutting_down.load(Ordering::SeqCst) {
+                        pool.live.fetch_sub(1, Ordering::SeqCst);
+                        pool.all_gone.notify_waiters();
+                        continue;
+                    }
+                    match start_worker(&config) {
+                        Ok((child, stream, hello)) => {
+                            failures = 0;
+                            let pool2 = Arc::clone(&pool);
+                            handle.spawn(async move { pool2.adopt(child, stream, hello) });
+                        }
+                        Err(e) => {
+                            failures = failures.saturating_add(1);
+                            tracing::error!(error = %e, "worker.spawn_failed");
+                            if let Ok(mut le) = pool.last_error.lock() {
+                                *le = Some(e);
+                            }
+                            pool.live.fetch_sub(1, Ordering::SeqCst);
+                            pool.all_gone.notify_waiters();
+                            // Waiters were woken by `all_gone`; back off, retry.
+                            let backoff = Duration::from_millis(50u64 << failures.min(6));
+                            drop(pool);
+                            std::thread::sleep(backoff);
+                            if let Some(pool) = weak.upgrade() {
+                                pool.request_spawn();
+                            }
+                        }
+                    }
+                }
+            })?;
+        for _ in 0..pool.size {
+            pool.request_spawn();
+        }
+        Ok(pool)
+    }
+
+    fn request_spawn(&self) {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return;
+        }
+        self.live.fetch_add(1, Ordering::SeqCst);
+        let sent = self
+            .spawn_tx
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|tx| tx.send(()).is_ok()));
+        if sent != Some(true) {
+            self.live.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn adopt(
+        &self,
+        child: std::process::Child,
+        stream: std::os::unix::net::UnixStream,
+        hello: WorkerHello,
+    ) {
+        let stream = match stream
+            .set_nonblocking(true)
+            .and_then(|()| UnixStream::from_std(stream))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(error = %e, "worker.adopt_failed");
+                self.discard_blocking(child);
+                return;
+            }
+        };
+        if let Ok(mut r) = self.last_report.lock() {
+            *r = Some(hello.sandbox);
+        }
+        if let Ok(mut le) = self.last_error.lock() {
+            *le = None;
+        }
+        if let Ok(mut pids) = self.pids.lock() {
+            pids.insert(child.id(), ());
+        }
+        if self.shutting_down.load(Ordering::SeqCst) {
+            let _ = kill_group(child.id());
+            self.discard_blocking(child);
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(Worker { child, stream });
+        }
+        self.ready.add_permits(1);
+    }
+
+    async fn run(&self, request: Request, budget: Duration) -> Outcome {
+        let start = Instant::now();
+        let deadline = start + budget;
+        let mut worker = loop {
+            if let Ok(permit) = self.ready.try_acquire() {
+                permit.forget();
+                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                    Some(w) => break w,
+                    None => continue,
+                }
+            }
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return Err(ToolFailure::Unavailable);
+            }
+            tokio::select! {
+                acquired = self.ready.acquire() => match acquired {
+                    Ok(p) => {
+                        p.forget();
+                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                            break w;
+                        }
+                    }
+                    Err(_) => return Err(ToolFailure::Unavailable),
+                },
+                () = self.all_gone.notified() => {}
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
+                        ToolFailure::Unavailable
+                    } else {
+                        ToolFailure::TimedOut { budget }
+                    });
+                }
+            }
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let envelope = RequestEnvelope {
+            budget_ms: u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX),
+            request,
+        };
+        let bytes = match frame::encode(&envelope) {
+            Ok(b) => b,
+            Err(_) => {
+                self.release(worker);
+                return Err(ToolFailure::WorkerFailed {
+                    why: "could not be sent the request",
+                });
+            }
+        };
+        let grace = Duration::from_millis(KILL_GRACE_MS);
+        let exchange = async {
+            worker
+                .stream
+                .write_all(&bytes)
+                .await
+                .map_err(|_| "stopped unexpectedly")?;
+            read_response(&mut worker.stream).await
+        };
+        match tokio::time::timeout(remaining + grace, exchange).await {
+            Ok(Ok(Response::Done(result))) => {
+                self.release(worker);
+                Ok(result)
+            }
+            Ok(Err(why)) => {
+                let why = self.discard(worker, why).await;
+                Err(ToolFailure::WorkerFailed { why })
+            }
+            Err(_) => {
+                tracing::warn!(budget_ms = budget.as_millis() as u64, "tool.hard_timeout");
+                let _ = self.discard(worker, "timed out").await;
+                Err(ToolFailure::TimedOut { budget })
+            }
+        }
+    }
+
+    fn release(&self, worker: Worker) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(worker);
+        }
+        self.ready.add_permits(1);
+    }
+
+    /// Kill, reap, replace. Returns a fixed description of what happened.
+    async fn discard(&self, worker: Worker, why: &'static str) -> &'static str {
+        let Worker { mut child, stream } = worker;
+        drop(stream);
+        let _ = kill_group(child.id());
+        let pid = child.id();
+        let status = tokio::task::spawn_blocking(move || child.wait()).await;
+        self.forget_pid(pid);
+        let described = match status {
+            Ok(Ok(st)) => describe_exit(st, why),
+            _ => why,
+        };
+        tracing::warn!(pid, why = described, "worker.replaced");
+        self.live.fetch_sub(1, Ordering::SeqCst);
+        self.all_gone.notify_waiters();
+        self.request_spawn();
+        described
+    }
+
+    fn discard_blocking(&self, mut child: std::process::Child) {
+        let _ = kill_group(child.id());
+        let pid = child.id();
+        tokio::task::spawn_blocking(move || {
+            let _ = child.wait();
+        });
+        self.forget_pid(pid);
+        self.live.fetch_sub(1, Ordering::SeqCst);
+        self.all_gone.notify_waiters();
+    }
+
+    fn forget_pid(&self, pid: u32) {
+        if let Ok(mut pids) = self.pids.lock() {
+            pids.remove(&pid);
+        }
+    }
+
+    /// Kill every worker, reap them, and stop the spawner.
+    pub async fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        if let Ok(mut tx) = self.spawn_tx.lock() {
+            tx.take();
+        }
+        let idle: Vec<Worker> = self
+            .idle
+            .lock()
+            .map(|mut i| std::mem::take(&mut *i))
+            .unwrap_or_default();
+        for w in idle {
+            let Worker { mut child, stream } = w;
+            drop(stream);
+            let _ = kill_group(child.id());
+            let pid = child.id();
+            let _ = tokio::task::spawn_blocking(move || child.wait()).await;
+            self.forget_pid(pid);
+            self.live.fetch_sub(1, Ordering::SeqCst);
+        }
+        // Workers still starting or busy finish their own paths; wait briefly.
+        let until = Instant::now() + Duration::from_secs(2);
+        while self.live.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            let _ = tokio::time::timeout(Duration::from_millis(20), self.all_gone.notified()).await;
+            let idle: Vec<Worker> = self
+                .idle
+                .lock()
+                .map(|mut i| std::mem::take(&mut *i))
+                .unwrap_or_default();
+            for w in idle {
+                let Worker { mut child, .. } = w;
+                let _ = kill_group(child.id());
+                let _ = tokio::task::spawn_blocking(move || child.wait()).await;
+                self.live.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The most recent spawn error, if the last attempt failed.
+    #[must_use]
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error.lock().ok().and_then(|e| e.clone())
+    }
+}
+
+async fn read_response(stream: &mut UnixStream) -> Result<Response, &'static str> {
+    let mut header = [0u8; HEADER_LEN];
+    stream
+        .read_exact(&mut header)
+        .await
+        .map_err(|_| "stopped unexpectedly")?;
+    let len = frame::parse_header(header, MAX_RESPONSE_FRAME_LEN)
+        .map_err(|_| "sent an oversized answer")?;
+    let mut payload = vec![0u8; len];
+    stream
+        .read_exact(&mut payload)
+        .await
+        .map_err(|_| "stopped in the middle of an answer")?;
+    frame::decode_payload::<Response>(&payload).map_err(|_| "sent a malformed answer")
+}
+
+fn describe_exit(status: std::process::ExitStatus, fallback: &'static str) -> &'static str {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(31) => "made a forbidden system call and was stopped by the sandbox",
+        Some(6) => "crashed (aborted)",
+        Some(9) if fallback == "timed out" => "timed out",
+        Some(9) => "was killed",
+        _ => fallback,
+    }
+}
+
+fn kill_group(pid: u32) -> std::io::Result<()> {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    match pid {
+        Some(p) => rustix::process::kill_process_group(p, rustix::process::Signal::KILL)
+            .map_err(Into::into),
+        None => Ok(()),
+    }
+}
+
+/// Start one worker and wait for its hello (runs on the spawner thread).
+fn start_worker(
+    config: &PoolConfig,
+) -> Result<
+    (
+        std::process::Child,
+        std::os::unix::net::UnixStream,
+        WorkerHello,
+    ),
+    String,
+> {
+    use moat_worker::sandbox::spawn::{SpawnSpec, spawn_worker};
+    let args = [OsStr::new(crate::cli::WORKER_SUBCOMMAND)];
+    let env = [
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("LC_ALL", "C"),
+        ("RUST_BACKTRACE", "0"),
+    ];
+    let spec = SpawnSpec {
+        program: &config.program,
+        args: &args,
+        env: &env,
+        inherit_stderr: config.inherit_stderr,
+    };
+    let (mut child, mut stream) =
+        spawn_worker(&spec).map_err(|e| format!("could not start a worker: {e}"))?;
+    let fail = |child: &mut std::process::Child, msg: String| {
+        let _ = kill_group(child.id());
+        let status = child.wait().ok();
+        let code = status.and_then(|s| s.code());
+        match code.and_then(moat_worker::process::describe_exit_code) {
+            Some(reason) => format!("{msg}: {reason}"),
+            None => match status {
+                Some(s) => format!("{msg} ({s})"),
+                None => msg,
+            },
+        }
+    };
+    if let Err(e) = frame::write(&mut stream, &config.init) {
+        return Err(fail(
+            &mut child,
+            format!("could not configure a worker: {e}"),
+        ));
+    }
+    let _ = stream.set_read_timeout(Some(HELLO_TIMEOUT));
+    match frame::read::<_, WorkerHello>(&mut stream, MAX_RESPONSE_FRAME_LEN) {
+        Ok(Some(hello)) => {
+            let _ = stream.set_read_timeout(None);
+            Ok((child, stream, hello))
+        }
+        Ok(None) | Err(_) => Err(fail(&mut child, "a worker failed to start".to_owned())),
+    }
+}
