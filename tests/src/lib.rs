@@ -1,1 +1,541 @@
-//! placeholder
+//! Harness for the black-box suite: spawn the real `moat` binary, speak MCP to
+//! it over stdio, and build hostile fixture trees in code.
+//!
+//! Everything here drives the binary from the outside, as an editor would:
+//! no test reaches into the broker's internals.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    clippy::missing_panics_doc
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The protocol revision of the stateless era.
+pub const MODERN: &str = "2026-07-28";
+
+/// Path of the `moat` binary built alongside this test binary, (re)built if
+/// it is missing or older than this test binary (which depends on the broker
+/// library, so it is rebuilt whenever the broker changes).
+#[must_use]
+pub fn moat_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("MOAT_TEST_BIN") {
+        return PathBuf::from(p);
+    }
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        // target/<profile>/deps/<test-binary> -> target/<profile>/moat
+        let exe = std::env::current_exe().expect("current exe");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>");
+        let bin = profile_dir.join("moat");
+        let stale = match (std::fs::metadata(&bin), std::fs::metadata(&exe)) {
+            (Ok(b), Ok(e)) => b.modified().ok() < e.modified().ok(),
+            _ => true,
+        };
+        if stale {
+            let release = profile_dir.file_name().is_some_and(|n| n == "release");
+            build("moat-broker", release, None, None);
+        }
+        assert!(
+            bin.exists(),
+            "{} is missing after building it",
+            bin.display()
+        );
+        bin
+    })
+    .clone()
+}
+
+/// The `moat` binary built with the TEST-ONLY feature that disables moat's
+/// own containment checks, in its own target directory so the feature can
+/// never leak into the normal binary.
+#[must_use]
+pub fn dangerous_moat_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("current exe");
+        let target = exe.ancestors().nth(3).expect("target dir").to_path_buf();
+        let dir = target.join("dangerous");
+        build(
+            "moat-broker",
+            false,
+            Some("moat-worker/dangerous-disable-userland-checks"),
+            Some(&dir),
+        );
+        dir.join("debug").join("moat")
+    })
+    .clone()
+}
+
+fn build(package: &str, release: bool, features: Option<&str>, target_dir: Option<&Path>) {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--quiet", "-p", package, "--bin", "moat"]);
+    if release {
+        cmd.arg("--release");
+    }
+    if let Some(f) = features {
+        cmd.args(["--features", f]);
+    }
+    if let Some(d) = target_dir {
+        cmd.arg("--target-dir").arg(d);
+    }
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    let st = cmd.status().expect("run cargo build");
+    assert!(st.success(), "cargo build of {package} failed");
+}
+
+/// Where tool requests run in the server under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Confined worker processes.
+    Confined,
+    /// The in-process fallback.
+    InProcess,
+}
+
+impl Mode {
+    /// Both modes, for tests that must hold in each.
+    pub const BOTH: [Mode; 2] = [Mode::Confined, Mode::InProcess];
+
+    fn env(self) -> &'static str {
+        match self {
+            Mode::Confined => "confined",
+            Mode::InProcess => "in-process",
+        }
+    }
+}
+
+/// Which era the client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` handshake (2025-11-25).
+    Legacy,
+    /// Per-request `_meta` (2026-07-28).
+    Modern,
+}
+
+impl Era {
+    /// Both eras.
+    pub const BOTH: [Era; 2] = [Era::Legacy, Era::Modern];
+}
+
+/// A workspace directory with an outside sibling, built in code.
+#[derive(Debug)]
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    /// The workspace root (canonical).
+    pub root: PathBuf,
+    /// A directory next to the workspace, never served.
+    pub outside: PathBuf,
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Fixture::new()
+    }
+}
+
+impl Fixture {
+    /// An empty workspace `proj/` and an `outside/` directory holding a secret
+    /// file `outside/id_ed25519` with the text `OUTSIDE-SECRET-7d1f`.
+    #[must_use]
+    pub fn new() -> Fixture {
+        let dir = tempfile::Builder::new()
+            .prefix("moat-test-")
+            .tempdir()
+            .unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("proj");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("id_ed25519"), "OUTSIDE-SECRET-7d1f\n").unwrap();
+        std::fs::write(outside.join("secret.txt"), "OUTSIDE-SECRET-7d1f\n").unwrap();
+        Fixture {
+            _dir: dir,
+            root,
+            outside,
+        }
+    }
+
+    /// Write `content` at `rel` (parents created).
+    pub fn file(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.root.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    /// Create directory `rel`.
+    pub fn dir(&self, rel: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    /// Symbolic link at `rel` pointing to `target` (as given).
+    pub fn symlink(&self, rel: &str, target: impl AsRef<Path>) -> PathBuf {
+        let p = self.root.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::os::unix::fs::symlink(target, &p).unwrap();
+        p
+    }
+
+    /// Named pipe at `rel`.
+    pub fn fifo(&self, rel: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+        assert_eq!(rc, 0, "mkfifo");
+        p
+    }
+
+    /// A unix socket bound at `rel` (kept open by the returned listener).
+    pub fn socket(&self, rel: &str) -> std::os::unix::net::UnixListener {
+        std::os::unix::net::UnixListener::bind(self.root.join(rel)).unwrap()
+    }
+
+    /// Hard link at `rel` to the file at absolute `target`.
+    pub fn hardlink(&self, rel: &str, target: &Path) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::hard_link(target, &p).unwrap();
+        p
+    }
+}
+
+/// Options for starting the server.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where tool requests run.
+    pub mode: Mode,
+    /// Extra environment (`MOAT_*`).
+    pub env: Vec<(String, String)>,
+    /// Extra arguments after `serve`.
+    pub args: Vec<String>,
+    /// The binary (default: [`moat_bin`]).
+    pub bin: Option<PathBuf>,
+}
+
+impl Options {
+    /// Defaults for `mode`.
+    #[must_use]
+    pub fn new(mode: Mode) -> Options {
+        Options {
+            mode,
+            env: Vec::new(),
+            args: Vec::new(),
+            bin: None,
+        }
+    }
+
+    /// Add an environment variable.
+    #[must_use]
+    pub fn env(mut self, k: &str, v: impl Into<String>) -> Options {
+        self.env.push((k.to_owned(), v.into()));
+        self
+    }
+}
+
+/// A running `moat serve` over stdio.
+pub struct Moat {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    next_id: i64,
+    /// The era this client speaks.
+    pub era: Era,
+}
+
+impl Moat {
+    /// Start `moat serve --workspace root` (no handshake yet).
+    #[must_use]
+    pub fn start(root: &Path, opts: &Options) -> Moat {
+        let bin = opts.bin.clone().unwrap_or_else(moat_bin);
+        let mut cmd = Command::new(bin);
+        cmd.arg("serve")
+            .arg("--workspace")
+            .arg(root)
+            .args(&opts.args);
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd.env("HOME", "/nonexistent-home");
+        cmd.env("MOAT_SANDBOX__MODE", opts.mode.env());
+        cmd.env("MOAT_OBSERVABILITY__LOG_LEVEL", "debug");
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn moat");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr_buf = Arc::new(Mutex::new(String::new()));
+        let sb = Arc::clone(&stderr_buf);
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut g = sb.lock().unwrap();
+                g.push_str(&line);
+                g.push('\n');
+            }
+        });
+        let stdin = child.stdin.take();
+        Moat {
+            child,
+            stdin,
+            lines: rx,
+            stderr: stderr_buf,
+            next_id: 1,
+            era: Era::Modern,
+        }
+    }
+
+    /// Start and complete the handshake for `era` (legacy: initialize +
+    /// notifications/initialized; modern: nothing to do).
+    #[must_use]
+    pub fn connect(root: &Path, opts: &Options, era: Era) -> Moat {
+        let mut m = Moat::start(root, opts);
+        m.era = era;
+        if era == Era::Legacy {
+            let r = m.request_raw(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "moat-tests", "version": "0"}}),
+            );
+            assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+            m.notify("notifications/initialized", json!({}));
+        }
+        m
+    }
+
+    /// Process id of the broker.
+    #[must_use]
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Everything the server wrote to stderr so far.
+    #[must_use]
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Write raw bytes to stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Send one JSON value as a line.
+    pub fn send(&mut self, v: &Value) {
+        let mut line = serde_json::to_vec(v).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next stdout line as JSON (panics after 20 s, or on non-JSON).
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("no response within 20 s; stderr:\n{}", self.stderr()))
+    }
+
+    /// The next stdout line as JSON within `d`, if any.
+    pub fn recv_within(&mut self, d: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(d) {
+            Ok(line) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
+            ),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// The next raw stdout line within `d`.
+    pub fn recv_line_within(&mut self, d: Duration) -> Option<String> {
+        self.lines.recv_timeout(d).ok()
+    }
+
+    fn fresh_id(&mut self) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// `_meta` for a modern request.
+    #[must_use]
+    pub fn modern_meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "moat-tests", "version": "0"}
+        })
+    }
+
+    /// Send a request exactly as given (params untouched) and wait for its answer.
+    pub fn request_raw(&mut self, method: &str, params: Value) -> Value {
+        let id = self.fresh_id();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let r = self.recv();
+        assert_eq!(r["id"], json!(id), "response id mismatch: {r}");
+        r
+    }
+
+    /// Send a request in this client's era (modern adds `_meta`).
+    pub fn request(&mut self, method: &str, mut params: Value) -> Value {
+        if self.era == Era::Modern {
+            params["_meta"] = Moat::modern_meta();
+        }
+        self.request_raw(method, params)
+    }
+
+    /// A notification (no answer expected).
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// `tools/call` returning the `result` object (panics on a JSON-RPC error).
+    pub fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(r.get("error").is_none(), "unexpected JSON-RPC error: {r}");
+        r["result"].clone()
+    }
+
+    /// All tool names across every `tools/list` page.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let r = self.request("tools/list", params);
+            for t in r["result"]["tools"].as_array().unwrap() {
+                names.push(t["name"].as_str().unwrap().to_owned());
+            }
+            match r["result"]["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => return names,
+            }
+        }
+    }
+
+    /// Pids of this broker's live worker processes.
+    #[must_use]
+    pub fn worker_pids(&self) -> Vec<u32> {
+        children_of(self.child.id())
+    }
+
+    /// Wait until the broker has `n` workers (confined mode), up to 10 s.
+    pub fn wait_for_workers(&self, n: usize) -> Vec<u32> {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let pids = self.worker_pids();
+            if pids.len() >= n || Instant::now() > until {
+                return pids;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Close stdin and wait for exit (up to 10 s).
+    pub fn close(mut self) -> ExitStatus {
+        drop(self.stdin.take());
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!(
+                    "moat did not exit within 10 s of EOF; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Moat {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Direct children of `pid` (from /proc), excluding zombies' reaped state.
+#[must_use]
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let path = t.path().join("children");
+        if let Ok(s) = std::fs::read_to_string(path) {
+            out.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// `State:` letter of a process (`Z` for a zombie), if it exists.
+#[must_use]
+pub fn process_state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("State:"))
+        .and_then(|v| v.trim().chars().next())
+}
+
+/// The text of content block `i` of a tool result.
+#[must_use]
+pub fn text(result: &Value, i: usize) -> String {
+    result["content"][i]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `structuredContent.error` of a tool result (empty if none).
+#[must_use]
+pub fn error_code(result: &Value) -> String {
+    result["structuredContent"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
