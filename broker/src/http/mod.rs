@@ -1,12 +1,441 @@
-//! Streamable HTTP transport (not yet implemented in this build).
+//! Streamable HTTP transport on hyper: `POST /mcp` for both eras, and the
+//! probes `GET /healthz` and `GET /readyz`.
+//!
+//! # Order of checks on `POST /mcp`
+//!
+//! 1. **Origin** (403) — first, so the endpoint is not a token oracle for a
+//!    browser page; then **Host** (403, the DNS-rebinding defence).
+//! 2. **Bearer token** (401 + `WWW-Authenticate: Bearer`), constant time.
+//! 3. **Size**: `Content-Length` over the cap (413) before reading, then the
+//!    streamed bytes (413 the moment they exceed it).
+//! 4. **Parse**: bad JSON 400/-32700; a batch 400/-32600; envelope 400/-32600.
+//! 5. **Headers** of the 2026-07-28 revision: `MCP-Protocol-Version`,
+//!    `Mcp-Method` and `Mcp-Name` must agree with the body (400/-32020).
+//! 6. Dispatch; a notification gets 202 and no body; errors map to statuses
+//!    (-32601 → 404, -32603 → 500, other protocol errors → 400).
+//!
+//! # Bounded under load
+//!
+//! At most `http.max_connections` connections (more wait in the kernel
+//! backlog); headers must arrive within `http.header_timeout_ms` and a body
+//! within `http.body_timeout_ms`, so a slow or stalled client frees its slot;
+//! at most `http.max_in_flight` requests are processed at once, beyond which
+//! the answer is 503 with `Retry-After`. SIGTERM/SIGINT stop accepting, let
+//! in-flight requests finish, reap the workers and exit 0.
 
+pub mod auth;
+pub mod origin;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::mcp::Server;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
-/// Serve HTTP. Not yet available: reports and exits 2.
+use crate::mcp::jsonrpc::{self, RpcError, code};
+use crate::mcp::{Server, Session, TransportInfo, meta};
+
+type Body = Full<Bytes>;
+
+struct State {
+    server: Arc<Server>,
+    token: Option<auth::Token>,
+    policy: origin::Policy,
+    in_flight: Semaphore,
+    max_body: u64,
+    body_timeout: Duration,
+}
+
+/// Serve HTTP until SIGTERM/SIGINT. Returns the exit code.
 pub async fn serve(server: Arc<Server>) -> i32 {
-    let _ = server;
-    tracing::error!("the HTTP transport is not available in this build yet");
-    2
+    let cfg = server.config().http.clone();
+    let listener = match TcpListener::bind((cfg.host.as_str(), cfg.port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(host = %cfg.host, port = cfg.port, error = %e, "http.bind_failed");
+            return 1;
+        }
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::error!(error = %e, "http.bind_failed");
+            return 1;
+        }
+    };
+    serve_on(server, listener, addr, shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            std::future::pending::<()>().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Serve on an already-bound listener until `shutdown` completes.
+pub async fn serve_on(
+    server: Arc<Server>,
+    listener: TcpListener,
+    addr: SocketAddr,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> i32 {
+    let cfg = server.config().http.clone();
+    let policy = origin::Policy::new(&cfg.allowed_origins, &cfg.allowed_hosts, addr);
+    if !policy.checks_host() {
+        tracing::warn!(
+            "http.host_unchecked: bound to every interface with no http.allowed_hosts; the Host header is not checked"
+        );
+    }
+    if cfg.bearer_token.is_empty() {
+        tracing::warn!(
+            "http.no_auth: MOAT_HTTP__BEARER_TOKEN is empty, the endpoint accepts any caller"
+        );
+    }
+    tracing::info!(addr = %addr, "http.listening");
+    let state = Arc::new(State {
+        token: (!cfg.bearer_token.is_empty()).then(|| auth::Token::new(&cfg.bearer_token)),
+        policy,
+        in_flight: Semaphore::new(cfg.max_in_flight),
+        max_body: cfg.max_request_bytes,
+        body_timeout: Duration::from_millis(cfg.body_timeout_ms),
+        server: Arc::clone(&server),
+    });
+    let connections = Arc::new(Semaphore::new(cfg.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(cfg.header_timeout_ms))
+        .max_buf_size(64 * 1024)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&connections).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "http.accept_failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let st = Arc::clone(&state);
+        let service = service_fn(move |req| {
+            let st = Arc::clone(&st);
+            async move { Ok::<_, Infallible>(handle(&st, req).await) }
+        });
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tracing::info!("http.draining");
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("http.drain_timeout");
+    }
+    server.executor().shutdown().await;
+    tracing::info!("http.stopped");
+    0
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(jsonrpc::encode(body))));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn plain_error(status: StatusCode, message: &str) -> Response<Body> {
+    json_response(status, &json!({ "error": message }))
+}
+
+fn rpc_status(code: i64) -> StatusCode {
+    match code {
+        code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
+        code::PARSE_ERROR
+        | code::INVALID_REQUEST
+        | code::INVALID_PARAMS
+        | code::HEADER_MISMATCH
+        | code::MISSING_CAPABILITY
+        | code::UNSUPPORTED_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+fn rpc_error_response(e: &RpcError) -> Response<Body> {
+    json_response(rpc_status(e.code), &e.to_value())
+}
+
+fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
+    let path = req.uri().path();
+    match (req.method(), path) {
+        (&Method::GET, "/healthz") => {
+            return json_response(StatusCode::OK, &json!({"status": "ok"}));
+        }
+        (&Method::GET, "/readyz") => return readyz(st),
+        (_, "/mcp") => {}
+        _ => return plain_error(StatusCode::NOT_FOUND, "not found"),
+    }
+    if req.method() != Method::POST {
+        let mut r = plain_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: use POST",
+        );
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return r;
+    }
+    let headers = req.headers();
+    let origin = header_str(headers, "origin");
+    if !st.policy.origin_allowed(origin) {
+        tracing::warn!(origin = origin.unwrap_or(""), "http.origin_rejected");
+        return plain_error(StatusCode::FORBIDDEN, "origin not allowed");
+    }
+    let host = header_str(headers, "host");
+    if !st.policy.host_allowed(host) {
+        tracing::warn!(host = host.unwrap_or(""), "http.host_rejected");
+        return plain_error(StatusCode::FORBIDDEN, "host not allowed");
+    }
+    if let Some(token) = &st.token
+        && !token.accepts(
+            headers
+                .get(header::AUTHORIZATION)
+                .map(HeaderValue::as_bytes),
+        )
+    {
+        let mut r = plain_error(StatusCode::UNAUTHORIZED, "unauthorised");
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    }
+    let too_large = || {
+        plain_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("request larger than the {}-byte limit", st.max_body),
+        )
+    };
+    if let Some(len) = header_str(headers, "content-length") {
+        match len.trim().parse::<u64>() {
+            Ok(n) if n > st.max_body => return too_large(),
+            Ok(_) => {}
+            Err(_) => return plain_error(StatusCode::BAD_REQUEST, "invalid Content-Length"),
+        }
+    }
+    let Ok(permit) = st.in_flight.try_acquire() else {
+        let mut r = plain_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server busy: too many requests in flight",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    };
+    let protocol_header = header_str(headers, "mcp-protocol-version").map(str::to_owned);
+    let method_header = header_str(headers, "mcp-method").map(str::to_owned);
+    let name_header = header_str(headers, "mcp-name").map(str::to_owned);
+    let limit = usize::try_from(st.max_body).unwrap_or(usize::MAX);
+    let collected = tokio::time::timeout(
+        st.body_timeout,
+        Limited::new(req.into_body(), limit).collect(),
+    )
+    .await;
+    let body = match collected {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
+        Ok(Err(_)) => {
+            return plain_error(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        }
+        Err(_) => {
+            return plain_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time",
+            );
+        }
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(_) => {
+            return rpc_error_response(&RpcError::new(
+                None,
+                code::PARSE_ERROR,
+                "parse error: the body is not valid JSON",
+            ));
+        }
+    };
+    if value.is_array() {
+        return rpc_error_response(&RpcError::new(
+            None,
+            code::INVALID_REQUEST,
+            "invalid request: this server does not accept JSON-RPC batches",
+        ));
+    }
+    let msg = match jsonrpc::validate(value) {
+        Ok(m) => m,
+        Err(e) => return rpc_error_response(&e),
+    };
+    if let Some(e) = check_mirrored_headers(
+        &msg,
+        protocol_header.as_deref(),
+        method_header.as_deref(),
+        name_header.as_deref(),
+    ) {
+        return rpc_error_response(&e);
+    }
+    let is_notification = msg.is_notification();
+    let session = Session::default();
+    let transport = TransportInfo {
+        protocol_header: protocol_header.as_deref(),
+        http: true,
+    };
+    let reply = st.server.handle(msg, &session, transport).await;
+    drop(permit);
+    match reply {
+        None if is_notification => {
+            let mut r = Response::new(Full::new(Bytes::new()));
+            *r.status_mut() = StatusCode::ACCEPTED;
+            r
+        }
+        None => plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response"),
+        Some(v) => {
+            let status = v
+                .get("error")
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_i64)
+                .map_or(StatusCode::OK, rpc_status);
+            json_response(status, &v)
+        }
+    }
+}
+
+/// The 2026-07-28 header rules: on a modern request the protocol version,
+/// method and name headers must be present where required and agree with the
+/// body.
+fn check_mirrored_headers(
+    msg: &jsonrpc::Message,
+    protocol: Option<&str>,
+    method: Option<&str>,
+    name: Option<&str>,
+) -> Option<RpcError> {
+    let modern =
+        meta::is_modern(&msg.params) || protocol.is_some_and(|p| p.trim() == meta::MODERN_VERSION);
+    if !modern {
+        return None;
+    }
+    let mismatch = |what: &str, header: Option<&str>, body: &str| {
+        Some(
+            RpcError::new(
+                msg.id.clone(),
+                code::HEADER_MISMATCH,
+                format!("the {what} header does not match the request body"),
+            )
+            .with_data(json!({"header": header, "body": body})),
+        )
+    };
+    if protocol.is_none() {
+        return mismatch("MCP-Protocol-Version", None, "");
+    }
+    match method {
+        Some(m) if m.trim() == msg.method => {}
+        other => return mismatch("Mcp-Method", other, &msg.method),
+    }
+    let body_name = match msg.method.as_str() {
+        "tools/call" | "prompts/get" => msg.params.get("name").and_then(Value::as_str),
+        "resources/read" => msg.params.get("uri").and_then(Value::as_str),
+        _ => return None,
+    };
+    if let Some(body_name) = body_name
+        && name.map(str::trim) != Some(body_name)
+    {
+        return mismatch("Mcp-Name", name, body_name);
+    }
+    None
+}
+
+fn readyz(st: &State) -> Response<Body> {
+    let config = st.server.config();
+    let workspace_present = config.sandbox.workspace.is_dir();
+    let executor = st.server.executor();
+    let report = executor.sandbox_report();
+    let (workers_ok, mode) = match executor {
+        crate::supervisor::Executor::Pool(p) => {
+            (p.last_error().is_none() || report.is_some(), "confined")
+        }
+        crate::supervisor::Executor::InProcess(_) => (true, "in-process"),
+    };
+    let ready = workspace_present && workers_ok;
+    let body = json!({
+        "status": if ready { "ready" } else { "unready" },
+        "workspace_present": workspace_present,
+        "tools": st.server.registry().len(),
+        "protocol_versions": std::iter::once(meta::MODERN_VERSION).chain(meta::LEGACY_VERSIONS.iter().copied()).collect::<Vec<_>>(),
+        "sandbox": {
+            "mode": mode,
+            "landlock_abi": moat_worker::sandbox::landlock_abi(),
+            "seccomp": report.as_ref().is_some_and(|r| r.seccomp),
+            "workers_ready": workers_ok,
+        }
+    });
+    json_response(
+        if ready {
+            StatusCode::OK
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        },
+        &body,
+    )
 }
