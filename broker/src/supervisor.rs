@@ -478,8 +478,11 @@ fn start_worker(
 > {
     use moat_worker::sandbox::spawn::{SpawnSpec, spawn_worker};
     let args = [OsStr::new(crate::cli::WORKER_SUBCOMMAND)];
+    // Built, not inherited. HOME points nowhere so nothing falls back to the
+    // password database (glibc would try the nscd socket: SIGSYS).
     let env = [
         ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("HOME", "/nonexistent"),
         ("LC_ALL", "C"),
         ("RUST_BACKTRACE", "0"),
     ];

@@ -90,7 +90,10 @@ impl Tool {
     /// declared in `tools/list`).
     #[must_use]
     pub fn implemented(self) -> bool {
-        matches!(self, Tool::ReadFile | Tool::ListDirectory)
+        matches!(
+            self,
+            Tool::ReadFile | Tool::ListDirectory | Tool::SearchCode
+        )
     }
 
     fn title(self) -> &'static str {

@@ -34,9 +34,11 @@
 
 pub mod deadline;
 pub mod fs;
+pub mod pattern;
 pub mod process;
 pub mod sandbox;
 pub mod tools;
+pub mod walk;
 pub mod workspace;
 
 /// Whether this build has the test-only `dangerous-disable-userland-checks`

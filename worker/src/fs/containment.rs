@@ -91,6 +91,17 @@ impl ContainedPath {
         }
     }
 
+    /// A path given by its clean relative form (from the walk, which only
+    /// yields contained, non-denied paths).
+    #[must_use]
+    pub fn child_path(&self, rel: &str) -> ContainedPath {
+        if self.rel.is_empty() {
+            ContainedPath::from_clean(rel.to_owned())
+        } else {
+            ContainedPath::from_clean(format!("{}/{}", self.rel, rel))
+        }
+    }
+
     /// Components of the relative form.
     pub fn components(&self) -> impl Iterator<Item = &str> {
         self.rel.split('/').filter(|c| !c.is_empty())

@@ -378,3 +378,64 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
     }
     Ok(out)
 }
+
+/// Why a walked file was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanSkip {
+    /// Larger than the scan cap.
+    TooLarge,
+    /// Not a regular file when opened (raced, or special).
+    NotRegular,
+    /// More than one hard link (and hard links are not allowed).
+    HardLink,
+    /// Could not be opened or read.
+    Unreadable,
+}
+
+/// Read a walked file for scanning in one open: no link followed, the opened
+/// descriptor must be a regular file with one link (unless allowed) and at
+/// most `max` bytes. Used on the hot path of searches, where the walk already
+/// classified the entry as a regular file.
+pub fn read_for_scan(ws: &Workspace, rel: &str, max: u64) -> Result<Vec<u8>, ScanSkip> {
+    use std::io::Read;
+    #[cfg(target_os = "linux")]
+    let (file, meta) = {
+        use rustix::fs::OFlags;
+        let fd = sys::open_beneath(ws, rel, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)
+            .map_err(|_| ScanSkip::Unreadable)?;
+        let st = rustix::fs::fstat(&fd).map_err(|_| ScanSkip::Unreadable)?;
+        (File::from(fd), sys::meta_of(&st))
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (file, meta) = {
+        let path = ContainedPath::root().child_path(rel);
+        let meta = stat(ws, &path).map_err(|_| ScanSkip::Unreadable)?;
+        if meta.kind != Kind::File {
+            return Err(ScanSkip::NotRegular);
+        }
+        let file = File::open(ws.root().join(rel)).map_err(|_| ScanSkip::Unreadable)?;
+        let m = file.metadata().map_err(|_| ScanSkip::Unreadable)?;
+        (file, sys::meta_of(&m))
+    };
+    if meta.kind != Kind::File {
+        return Err(ScanSkip::NotRegular);
+    }
+    if meta.nlink > 1 && !ws.allow_hard_links() {
+        return Err(ScanSkip::HardLink);
+    }
+    if meta.size > max {
+        return Err(ScanSkip::TooLarge);
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "bounded by `max`, at most a few MiB"
+    )]
+    let mut buf = Vec::with_capacity(meta.size as usize + 1);
+    file.take(max + 1)
+        .read_to_end(&mut buf)
+        .map_err(|_| ScanSkip::Unreadable)?;
+    if buf.len() as u64 > max {
+        return Err(ScanSkip::TooLarge);
+    }
+    Ok(buf)
+}

@@ -11,6 +11,7 @@ use crate::workspace::Workspace;
 
 pub mod list_dir;
 pub mod read_file;
+pub mod search;
 
 /// Run one request to completion (or to its deadline) and answer it.
 #[must_use]
@@ -19,12 +20,11 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
     let result = match request {
         Request::ReadFile(a) => read_file::run(ws, a),
         Request::ListDirectory(a) => list_dir::run(ws, a),
-        Request::SearchCode(_)
-        | Request::FindSymbol(_)
+        Request::SearchCode(a) => search::run(ws, a, &deadline),
+        Request::FindSymbol(_)
         | Request::ProjectOverview(_)
         | Request::GitLog(_)
         | Request::GitDiff(_) => Err(WireError::Unsupported(Unsupported::ToolUnavailable)),
     };
-    let _ = deadline;
     Response::Done(result)
 }

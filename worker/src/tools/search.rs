@@ -1,0 +1,362 @@
+//! `search_code`: literal or regex search over the workspace with ripgrep's
+//! libraries (`ignore` walks in parallel, `grep-searcher` searches).
+//!
+//! * Files over [`SEARCH_MAX_FILE_BYTES`] are skipped and counted; so are
+//!   binary files (a NUL byte anywhere), hard-linked files and files that
+//!   change kind under us. Each file is read once, whole, through a no-follow
+//!   open beneath the root.
+//! * Output is deterministic: matches sorted by path, then line, whatever the
+//!   order the threads finished in. Only the first `max_results` matches (in
+//!   that order) are kept in memory while searching.
+//! * `file_glob` entries use globset syntax (`*` also crosses `/`, `**`,
+//!   `{a,b}`), matched against the relative path and against the base name.
+//! * The deadline is checked between files: past it the search stops and
+//!   returns what it found with `timed_out`, or `timed_out` as an error if it
+//!   found nothing.
+//! * Lines are split on `\n` (a trailing `\r` is dropped); each reported line
+//!   is cut to 400 characters.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use grep_matcher::Matcher;
+use grep_regex::RegexMatcher;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use moat_protocol::limits::{SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
+use moat_protocol::request::SearchCodeArgs;
+use moat_protocol::response::{SearchCodeOutput, SearchMatch, ToolOutput};
+use moat_protocol::wire_error::{BadPattern, Missing, WireError};
+
+use crate::deadline::Deadline;
+use crate::fs::containment;
+use crate::fs::symlinks::{self, Kind};
+use crate::pattern;
+use crate::walk;
+use crate::workspace::Workspace;
+
+/// Run `search_code`.
+pub fn run(
+    ws: &Workspace,
+    args: &SearchCodeArgs,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
+    let start = containment::resolve(ws, &args.path)?;
+    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let matcher = pattern::build(&args.pattern, args.regex, args.case_sensitive)?;
+    let globs = build_globs(&args.file_globs)?;
+    let max_results = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
+    let context = usize::from(args.context_lines.min(5));
+
+    let results = Results::new(max_results);
+    let mut summary = walk::Summary::default();
+    match meta.kind {
+        Kind::File => {
+            // A single file: searched alone (globs do not apply).
+            summary.files = 1;
+            let mut searcher = new_searcher();
+            scan_file(
+                ws,
+                start.rel(),
+                &matcher,
+                &mut searcher,
+                context,
+                max_results,
+                &results,
+            );
+        }
+        Kind::Directory => {
+            let opts = walk::Options {
+                respect_gitignore: args.respect_gitignore,
+                max_files: ws.limits().max_search_files,
+            };
+            summary = walk::walk(ws, &start, opts, deadline, || {
+                let matcher = matcher.clone();
+                let mut searcher = new_searcher();
+                let globs = globs.as_ref();
+                let results = &results;
+                move |found: walk::Found<'_>| {
+                    if let Some(g) = globs
+                        && !g.is_match(found.rel)
+                        && !g.is_match(found.name)
+                    {
+                        return true;
+                    }
+                    scan_file(
+                        ws,
+                        found.rel,
+                        &matcher,
+                        &mut searcher,
+                        context,
+                        max_results,
+                        results,
+                    );
+                    true
+                }
+            });
+        }
+        Kind::Special(k) => return Err(WireError::SpecialFile(k)),
+        Kind::Symlink => {
+            return Err(WireError::DeniedPath(
+                moat_protocol::wire_error::Denial::Symlink,
+            ));
+        }
+    }
+
+    let collected = results.into_inner();
+    let mut matches = Vec::new();
+    let mut rendered = 0usize;
+    let byte_cap = ws.limits().max_result_bytes as usize;
+    let mut truncated = summary.capped || collected.total > collected.kept;
+    'outer: for (_, file_matches) in collected.files {
+        for m in file_matches {
+            let block = rendered_len(&m) + usize::from(!matches.is_empty());
+            if matches.len() >= max_results || rendered + block > byte_cap {
+                truncated = true;
+                break 'outer;
+            }
+            rendered += block;
+            matches.push(m);
+        }
+    }
+    if summary.timed_out && matches.is_empty() {
+        return Err(WireError::TimedOut {
+            budget_ms: u64::try_from(deadline.budget().as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    Ok(ToolOutput::SearchCode(SearchCodeOutput {
+        path: start.display().to_owned(),
+        matches,
+        files_scanned: collected.scanned,
+        files_skipped: collected.skipped,
+        truncated,
+        timed_out: summary.timed_out,
+    }))
+}
+
+fn build_globs(globs: &[String]) -> Result<Option<GlobSet>, WireError> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        let glob = Glob::new(g).map_err(|_| {
+            WireError::BadPattern(BadPattern::BadGlob(g.chars().take(200).collect()))
+        })?;
+        b.add(glob);
+    }
+    b.build()
+        .map(Some)
+        .map_err(|_| WireError::BadPattern(BadPattern::BadGlob(String::new())))
+}
+
+fn new_searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::none())
+        .build()
+}
+
+/// Characters the seed's rendering of one match takes: the header line and
+/// two-space-indented context and match lines.
+fn rendered_len(m: &SearchMatch) -> usize {
+    let header = m.path.chars().count() + 2 + m.line.to_string().len();
+    let lines: usize = m
+        .before
+        .iter()
+        .chain(std::iter::once(&m.text))
+        .chain(&m.after)
+        .map(|l| 3 + l.chars().count())
+        .sum();
+    header + lines
+}
+
+#[derive(Default)]
+struct Collected {
+    /// Matches per file, at most the first `max_results` files' worth kept.
+    files: BTreeMap<String, Vec<SearchMatch>>,
+    /// Matches found in total.
+    total: u64,
+    /// Matches currently kept.
+    kept: u64,
+    scanned: u64,
+    skipped: u64,
+}
+
+struct Results {
+    inner: Mutex<Collected>,
+    max: usize,
+}
+
+impl Results {
+    fn new(max: usize) -> Results {
+        Results {
+            inner: Mutex::new(Collected::default()),
+            max,
+        }
+    }
+
+    fn skipped(&self) {
+        if let Ok(mut c) = self.inner.lock() {
+            c.skipped += 1;
+        }
+    }
+
+    fn add(&self, rel: &str, found: u64, matches: Vec<SearchMatch>) {
+        let Ok(mut c) = self.inner.lock() else { return };
+        c.scanned += 1;
+        c.total += found;
+        if matches.is_empty() {
+            return;
+        }
+        c.kept += matches.len() as u64;
+        c.files.insert(rel.to_owned(), matches);
+        // Drop the last files (in path order) that cannot be among the first
+        // `max` matches.
+        while let Some(last_len) = c.files.last_key_value().map(|(_, v)| v.len() as u64) {
+            if c.kept - last_len < self.max as u64 {
+                break;
+            }
+            c.files.pop_last();
+            c.kept -= last_len;
+        }
+    }
+
+    fn into_inner(self) -> Collected {
+        self.inner.into_inner().unwrap_or_default()
+    }
+}
+
+/// Collects matching line numbers and texts of one file.
+struct Collect {
+    lines: Vec<(u64, String)>,
+    found: u64,
+    max: usize,
+}
+
+impl Sink for Collect {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        self.found += 1;
+        if self.lines.len() < self.max {
+            self.lines
+                .push((m.line_number().unwrap_or(0), line_text(m.bytes())));
+        }
+        Ok(true)
+    }
+}
+
+fn line_text(bytes: &[u8]) -> String {
+    let mut b = bytes;
+    while let [rest @ .., b'\n' | b'\r'] = b {
+        b = rest;
+    }
+    let s = String::from_utf8_lossy(b);
+    if s.len() <= SEARCH_LINE_CHARS {
+        s.into_owned()
+    } else {
+        s.chars().take(SEARCH_LINE_CHARS).collect()
+    }
+}
+
+fn scan_file(
+    ws: &Workspace,
+    rel: &str,
+    matcher: &RegexMatcher,
+    searcher: &mut Searcher,
+    context: usize,
+    max: usize,
+    results: &Results,
+) {
+    let bytes = match symlinks::read_for_scan(ws, rel, SEARCH_MAX_FILE_BYTES) {
+        Ok(b) => b,
+        Err(_) => return results.skipped(),
+    };
+    if memchr::memchr(0, &bytes).is_some() {
+        return results.skipped();
+    }
+    // Cheap pre-check: most files do not match at all.
+    if !matcher.is_match(&bytes).unwrap_or(true) {
+        return results.add(rel, 0, Vec::new());
+    }
+    let mut sink = Collect {
+        lines: Vec::new(),
+        found: 0,
+        max,
+    };
+    if searcher.search_slice(matcher, &bytes, &mut sink).is_err() {
+        return results.skipped();
+    }
+    let starts = if context > 0 {
+        line_starts(&bytes)
+    } else {
+        Vec::new()
+    };
+    let matches = sink
+        .lines
+        .into_iter()
+        .map(|(line, text)| {
+            let (before, after) = if context > 0 {
+                context_of(&bytes, &starts, line, context)
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            SearchMatch {
+                path: rel.to_owned(),
+                line,
+                text,
+                before,
+                after,
+            }
+        })
+        .collect();
+    results.add(rel, sink.found, matches);
+}
+
+fn line_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        memchr::memchr_iter(b'\n', bytes)
+            .map(|i| i + 1)
+            .filter(|i| *i < bytes.len()),
+    );
+    starts
+}
+
+fn line_at(bytes: &[u8], starts: &[usize], n: u64) -> Option<String> {
+    let idx = usize::try_from(n.checked_sub(1)?).ok()?;
+    let s = *starts.get(idx)?;
+    let e = starts.get(idx + 1).copied().unwrap_or(bytes.len());
+    Some(line_text(&bytes[s..e]))
+}
+
+fn context_of(bytes: &[u8], starts: &[usize], line: u64, n: usize) -> (Vec<String>, Vec<String>) {
+    let n = n as u64;
+    let before = (line.saturating_sub(n).max(1)..line)
+        .filter_map(|l| line_at(bytes, starts, l))
+        .collect();
+    let after = (line + 1..=line + n)
+        .filter_map(|l| line_at(bytes, starts, l))
+        .collect();
+    (before, after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_lines() {
+        let text = b"one\ntwo\r\nthree\nfour\n";
+        let starts = line_starts(text);
+        assert_eq!(line_at(text, &starts, 2).unwrap(), "two");
+        assert_eq!(line_at(text, &starts, 5), None);
+        let (b, a) = context_of(text, &starts, 1, 2);
+        assert!(b.is_empty());
+        assert_eq!(a, vec!["two", "three"]);
+        let (b, a) = context_of(text, &starts, 4, 2);
+        assert_eq!(b, vec!["two", "three"]);
+        assert!(a.is_empty());
+    }
+}

@@ -1,0 +1,199 @@
+//! The one tree walk shared by `search_code`, `find_symbol` and
+//! `project_overview`: ripgrep's `ignore` crate, in parallel.
+//!
+//! What is never walked:
+//! * symbolic links (neither followed nor yielded);
+//! * the generated trees of [`crate::fs::skiplist`];
+//! * anything the denylist refuses (a denied directory is pruned whole, so its
+//!   files are never opened);
+//! * with `respect_gitignore`, what `.gitignore`, `.ignore` and
+//!   `.git/info/exclude` inside the workspace exclude. Ignore files outside the
+//!   workspace (the user's global gitignore, parents of the root) are never read;
+//! * special files: only entries the directory says are regular files are
+//!   yielded, and the reader re-checks the opened descriptor.
+//!
+//! The walk always starts at the workspace root so that `.gitignore` rules
+//! apply the same whichever subdirectory is searched; directories that are not
+//! on the way to the requested subtree are pruned.
+//!
+//! Order is not deterministic (threads race); callers sort their results.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use ignore::{WalkBuilder, WalkState};
+
+use crate::deadline::Deadline;
+use crate::fs::ContainedPath;
+use crate::fs::denylist::Denylist;
+use crate::fs::skiplist;
+use crate::workspace::Workspace;
+
+/// Walk options.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Honour `.gitignore`/`.ignore`/`.git/info/exclude`.
+    pub respect_gitignore: bool,
+    /// Stop after this many files are yielded.
+    pub max_files: u32,
+}
+
+/// A regular file found by the walk.
+#[derive(Debug, Clone, Copy)]
+pub struct Found<'a> {
+    /// Workspace-relative POSIX path.
+    pub rel: &'a str,
+    /// Base name.
+    pub name: &'a str,
+}
+
+/// How a walk ended.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Summary {
+    /// Files yielded.
+    pub files: u64,
+    /// Stopped at the file cap.
+    pub capped: bool,
+    /// Stopped at the deadline.
+    pub timed_out: bool,
+}
+
+/// Threads for a walk: the CPUs this process may use, at most 8.
+#[must_use]
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().min(8))
+}
+
+/// Walk the regular files beneath `start`, calling a visitor built by
+/// `make_visitor` (once per thread) for each. A visitor returns `false` to stop
+/// the whole walk.
+pub fn walk<B, V>(
+    ws: &Workspace,
+    start: &ContainedPath,
+    opts: Options,
+    deadline: &Deadline,
+    mut make_visitor: B,
+) -> Summary
+where
+    B: FnMut() -> V,
+    V: FnMut(Found<'_>) -> bool + Send,
+{
+    let root = ws.root().to_path_buf();
+    let deny = Arc::new(ws.denylist().clone());
+    let start_rel: Arc<str> = Arc::from(start.rel());
+    let mut builder = WalkBuilder::new(&root);
+    builder
+        .standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(opts.respect_gitignore)
+        .git_ignore(opts.respect_gitignore)
+        .git_exclude(opts.respect_gitignore)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false)
+        .threads(threads());
+    {
+        let root = root.clone();
+        let start_rel = Arc::clone(&start_rel);
+        builder.filter_entry(move |entry| keep(entry, &root, &deny, &start_rel));
+    }
+    let files = AtomicU64::new(0);
+    let capped = AtomicBool::new(false);
+    let timed_out = AtomicBool::new(false);
+    let max = u64::from(opts.max_files);
+    builder.build_parallel().run(|| {
+        let mut visit = make_visitor();
+        let root = root.as_path();
+        let start_rel = &start_rel;
+        let (files, capped, timed_out) = (&files, &capped, &timed_out);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let Some(rel) = relative(root, entry.path()) else {
+                return WalkState::Continue;
+            };
+            if !within(rel, start_rel) {
+                return WalkState::Continue;
+            }
+            if deadline.expired() {
+                timed_out.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            if files.fetch_add(1, Ordering::Relaxed) >= max {
+                files.fetch_sub(1, Ordering::Relaxed);
+                capped.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            if visit(Found { rel, name }) {
+                WalkState::Continue
+            } else {
+                WalkState::Quit
+            }
+        })
+    });
+    Summary {
+        files: files.load(Ordering::Relaxed),
+        capped: capped.load(Ordering::Relaxed),
+        timed_out: timed_out.load(Ordering::Relaxed),
+    }
+}
+
+fn relative<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
+    path.strip_prefix(root).ok()?.to_str()
+}
+
+/// Whether `rel` is inside `start` (or is it); `start` empty = the root.
+fn within(rel: &str, start: &str) -> bool {
+    start.is_empty()
+        || rel == start
+        || (rel.starts_with(start) && rel.as_bytes().get(start.len()) == Some(&b'/'))
+}
+
+/// Whether `rel` is a strict ancestor directory of `start`.
+fn leads_to(rel: &str, start: &str) -> bool {
+    start.starts_with(rel) && start.as_bytes().get(rel.len()) == Some(&b'/')
+}
+
+fn keep(entry: &ignore::DirEntry, root: &Path, deny: &Denylist, start: &str) -> bool {
+    if entry.depth() == 0 {
+        return true;
+    }
+    if entry.path_is_symlink() {
+        return false;
+    }
+    let Some(rel) = relative(root, entry.path()) else {
+        return false;
+    };
+    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+    if is_dir && entry.file_name().to_str().is_some_and(skiplist::is_skipped) {
+        return false;
+    }
+    if deny.check_path(rel).is_some() {
+        return false;
+    }
+    within(rel, start) || (is_dir && leads_to(rel, start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtree_rules() {
+        assert!(within("a/b", ""));
+        assert!(within("a/b", "a"));
+        assert!(within("a", "a"));
+        assert!(!within("ab/c", "a"));
+        assert!(leads_to("a", "a/b/c"));
+        assert!(leads_to("a/b", "a/b/c"));
+        assert!(!leads_to("a/b/c", "a/b/c"));
+        assert!(!leads_to("a/bx", "a/b/c"));
+    }
+}
