@@ -90,10 +90,7 @@ impl Tool {
     /// declared in `tools/list`).
     #[must_use]
     pub fn implemented(self) -> bool {
-        matches!(
-            self,
-            Tool::ReadFile | Tool::ListDirectory | Tool::SearchCode
-        )
+        !matches!(self, Tool::GitLog | Tool::GitDiff)
     }
 
     fn title(self) -> &'static str {

@@ -31,10 +31,22 @@ impl Deadline {
         Instant::now() >= self.end
     }
 
+    /// The budget in milliseconds, for `timed_out` answers.
+    #[must_use]
+    pub fn budget_ms(&self) -> u64 {
+        u64::try_from(self.budget.as_millis()).unwrap_or(u64::MAX)
+    }
+
     /// Time left (zero once expired).
     #[must_use]
     pub fn remaining(&self) -> Duration {
         self.end.saturating_duration_since(Instant::now())
+    }
+
+    /// The instant the deadline falls.
+    #[must_use]
+    pub fn instant(&self) -> Instant {
+        self.end
     }
 
     /// The whole budget, for messages.

@@ -34,9 +34,11 @@
 
 pub mod deadline;
 pub mod fs;
+pub mod overview;
 pub mod pattern;
 pub mod process;
 pub mod sandbox;
+pub mod symbols;
 pub mod tools;
 pub mod walk;
 pub mod workspace;

@@ -439,3 +439,8 @@ pub fn read_for_scan(ws: &Workspace, rel: &str, max: u64) -> Result<Vec<u8>, Sca
     }
     Ok(buf)
 }
+
+/// No-follow stat of a walked (clean, contained) relative path.
+pub fn stat_rel(ws: &Workspace, rel: &str) -> io::Result<Meta> {
+    stat(ws, &ContainedPath::root().child_path(rel))
+}

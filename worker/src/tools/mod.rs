@@ -10,8 +10,10 @@ use crate::deadline::Deadline;
 use crate::workspace::Workspace;
 
 pub mod list_dir;
+pub mod overview;
 pub mod read_file;
 pub mod search;
+pub mod symbols;
 
 /// Run one request to completion (or to its deadline) and answer it.
 #[must_use]
@@ -21,10 +23,11 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::ReadFile(a) => read_file::run(ws, a),
         Request::ListDirectory(a) => list_dir::run(ws, a),
         Request::SearchCode(a) => search::run(ws, a, &deadline),
-        Request::FindSymbol(_)
-        | Request::ProjectOverview(_)
-        | Request::GitLog(_)
-        | Request::GitDiff(_) => Err(WireError::Unsupported(Unsupported::ToolUnavailable)),
+        Request::FindSymbol(a) => symbols::run(ws, a, &deadline),
+        Request::ProjectOverview(a) => overview::run(ws, a, &deadline),
+        Request::GitLog(_) | Request::GitDiff(_) => {
+            Err(WireError::Unsupported(Unsupported::ToolUnavailable))
+        }
     };
     Response::Done(result)
 }

@@ -1,0 +1,4 @@
+//! `project_overview` helpers: manifest summaries and file classification.
+
+pub mod classify;
+pub mod manifest;

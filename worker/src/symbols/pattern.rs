@@ -1,0 +1,270 @@
+//! The seed's "pattern" method: five regular expressions that recognise
+//! common definition forms in any language.
+//!
+//! Used for the languages without a parser (Ruby, Kotlin, C#, PHP, Swift,
+//! shell, SQL) and for files of parsed languages that do not parse. Results
+//! may be false positives (a definition inside a comment or a string), which
+//! is why they carry `method: pattern`.
+//!
+//! The five forms, tried in this order, multi-line, are the seed's:
+//! 1. `class`: `class|interface|trait|struct|enum|protocol`, whitespace, name;
+//! 2. `function`: `function|func|fn|def|sub|proc`, whitespace, name;
+//! 3. `method`: at a line start, modifiers (`public|private|protected|static|
+//!    async|override`), a type token, the name, then `(`;
+//! 4. `type`: `type`, whitespace, name;
+//! 5. `binding`: at a line start, optional `export`, `const|let|var|val`,
+//!    the name, then `:` or `=`.
+//!
+//! Exact mode inserts the escaped name, case-sensitively; inexact mode
+//! inserts `\w*name\w*`, case-insensitively. Two deliberate departures from
+//! the seed: the reported line is the line of the *name* (the seed's `^\s*`
+//! could start a match on an earlier blank line), and results are in source
+//! order (forms break ties) rather than grouped by form. Matches are not
+//! de-duplicated across forms, as in the seed.
+//!
+//! The `regex` crate matches in linear time, so no input can make these
+//! expressions backtrack; each is compiled once per query.
+
+use moat_protocol::limits::SIGNATURE_CHARS;
+use moat_protocol::request::SymbolKind;
+use moat_protocol::response::{Definition, SymbolMethod};
+use regex::{Regex, RegexBuilder};
+
+use super::{CompiledQuery, Language, collapse_whitespace};
+
+/// The five forms: kind, and the template with `{symbol}` where the name goes.
+const FORMS: [(SymbolKind, &str); 5] = [
+    (
+        SymbolKind::Class,
+        r"\b(?:class|interface|trait|struct|enum|protocol)\s+(?P<name>{symbol})\b",
+    ),
+    (
+        SymbolKind::Function,
+        r"\b(?:function|func|fn|def|sub|proc)\s+(?P<name>{symbol})\b",
+    ),
+    (
+        SymbolKind::Method,
+        r"^\s*(?:(?:public|private|protected|static|async|override)\s+)+[\w<>\[\],.?]+\s+(?P<name>{symbol})\s*\(",
+    ),
+    (SymbolKind::Type, r"\btype\s+(?P<name>{symbol})\b"),
+    (
+        SymbolKind::Binding,
+        r"^\s*(?:export\s+)?(?:const|let|var|val)\s+(?P<name>{symbol})\s*[:=]",
+    ),
+];
+
+/// The five forms compiled for one name.
+#[derive(Debug, Clone)]
+pub(crate) struct PatternSet {
+    forms: Vec<(SymbolKind, Regex)>,
+}
+
+impl PatternSet {
+    /// Compile the forms for `name`.
+    pub(crate) fn new(name: &str, exact: bool) -> Result<PatternSet, regex::Error> {
+        let escaped = regex::escape(name);
+        let fragment = if exact {
+            escaped
+        } else {
+            format!(r"\w*{escaped}\w*")
+        };
+        let forms = FORMS
+            .iter()
+            .map(|&(kind, template)| {
+                let pattern = template.replace("{symbol}", &fragment);
+                RegexBuilder::new(&pattern)
+                    .multi_line(true)
+                    .case_insensitive(!exact)
+                    .size_limit(super::REGEX_SIZE_LIMIT)
+                    .dfa_size_limit(super::REGEX_DFA_SIZE_LIMIT)
+                    .build()
+                    .map(|regex| (kind, regex))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PatternSet { forms })
+    }
+
+    /// The definitions the forms find in `source`, in source order, at most
+    /// `query.max_results` of them.
+    pub(crate) fn find(
+        &self,
+        query: &CompiledQuery,
+        lang: Language,
+        rel_path: &str,
+        source: &str,
+    ) -> Vec<Definition> {
+        // (byte offset of the name, form index, definition)
+        let mut found: Vec<(usize, usize, Definition)> = Vec::new();
+        for (form, (kind, regex)) in self.forms.iter().enumerate() {
+            if query.kind.is_some_and(|k| k != *kind) {
+                continue;
+            }
+            let mut line = 1u64;
+            let mut counted_to = 0usize;
+            let mut kept = 0usize;
+            for captures in regex.captures_iter(source) {
+                let (Some(whole), Some(name)) = (captures.get(0), captures.name("name")) else {
+                    continue;
+                };
+                if !query.matches_name(name.as_str()) {
+                    continue;
+                }
+                line += count_newlines(&source[counted_to..name.start()]);
+                counted_to = name.start();
+                found.push((
+                    name.start(),
+                    form,
+                    Definition {
+                        name: name.as_str().to_owned(),
+                        qualified_name: name.as_str().to_owned(),
+                        kind: *kind,
+                        line,
+                        signature: collapse_whitespace(whole.as_str(), SIGNATURE_CHARS),
+                        path: rel_path.to_owned(),
+                        language: lang.name().to_owned(),
+                        method: SymbolMethod::Pattern,
+                    },
+                ));
+                kept += 1;
+                if kept >= query.max_results {
+                    break;
+                }
+            }
+        }
+        found.sort_by_key(|&(offset, form, _)| (offset, form));
+        found.truncate(query.max_results);
+        found
+            .into_iter()
+            .map(|(_, _, definition)| definition)
+            .collect()
+    }
+}
+
+fn count_newlines(text: &str) -> u64 {
+    text.bytes().filter(|&b| b == b'\n').count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Query;
+    use super::*;
+
+    fn find(lang: Language, source: &str, name: &str, exact: bool) -> Vec<Definition> {
+        let query = CompiledQuery::new(&Query {
+            name,
+            exact,
+            kind: None,
+        })
+        .expect("compiles");
+        query.patterns.find(&query, lang, "f", source)
+    }
+
+    fn summary(found: &[Definition]) -> Vec<(SymbolKind, u64, &str)> {
+        found
+            .iter()
+            .map(|d| (d.kind, d.line, d.signature.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn every_form_compiles_for_awkward_names() {
+        for name in [
+            "x",
+            "a.b",
+            "(",
+            "\\d",
+            "é",
+            "名前",
+            &"n".repeat(200),
+            &"ǅſK".repeat(66),
+        ] {
+            for exact in [true, false] {
+                assert!(PatternSet::new(name, exact).is_ok(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_form_reports_its_kind() {
+        let source = "class Thing\nfunc Thing()\n  public static Thing Thing(int a)\ntype Thing struct\nexport const Thing = 1\n";
+        let found = find(Language::Kotlin, source, "Thing", true);
+        assert_eq!(
+            summary(&found),
+            [
+                (SymbolKind::Class, 1, "class Thing"),
+                (SymbolKind::Function, 2, "func Thing"),
+                (SymbolKind::Method, 3, "public static Thing Thing("),
+                (SymbolKind::Type, 4, "type Thing"),
+                (SymbolKind::Binding, 5, "export const Thing ="),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_line_is_the_line_of_the_name_not_of_leading_blank_lines() {
+        let found = find(
+            Language::CSharp,
+            "\n\n\n    public void Run()\n",
+            "Run",
+            true,
+        );
+        assert_eq!(
+            summary(&found),
+            [(SymbolKind::Method, 4, "public void Run(")]
+        );
+    }
+
+    #[test]
+    fn matches_are_not_deduplicated_across_forms() {
+        // One line that both the function form and the method form match:
+        // reported twice, in form order.
+        let found = find(Language::Swift, "public static fn X()\n", "X", true);
+        assert_eq!(
+            summary(&found),
+            [
+                (SymbolKind::Function, 1, "fn X"),
+                (SymbolKind::Method, 1, "public static fn X(")
+            ]
+        );
+    }
+
+    #[test]
+    fn exact_is_case_sensitive_and_whole_word() {
+        let source = "def runner\ndef Run\ndef run\n";
+        let found = find(Language::Ruby, source, "run", true);
+        assert_eq!(summary(&found), [(SymbolKind::Function, 3, "def run")]);
+    }
+
+    #[test]
+    fn inexact_is_case_insensitive_and_takes_the_whole_word() {
+        let source = "def runner\ndef Run\ndef other\n";
+        let found = find(Language::Ruby, source, "RUN", false);
+        let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["runner", "Run"]);
+    }
+
+    #[test]
+    fn signatures_collapse_whitespace_and_are_cut() {
+        let name = "n".repeat(200);
+        let source = format!("class\n\n   {name}\n");
+        let found = find(Language::Php, &source, &name, true);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].line, 3);
+        assert_eq!(found[0].signature.chars().count(), SIGNATURE_CHARS);
+        assert!(found[0].signature.starts_with("class nnn"));
+    }
+
+    #[test]
+    fn a_kind_filter_skips_the_other_forms() {
+        let query = CompiledQuery::new(&Query {
+            name: "X",
+            exact: true,
+            kind: Some(SymbolKind::Type),
+        })
+        .expect("compiles");
+        let found = query
+            .patterns
+            .find(&query, Language::Go, "f", "class X\ntype X int\n");
+        assert_eq!(summary(&found), [(SymbolKind::Type, 2, "type X")]);
+    }
+}

@@ -1,0 +1,704 @@
+//! The parsed method: tree-sitter parsing, one walk of the tree, and the
+//! shared machinery the per-language rules (`python.rs`, `rust.rs`, `go.rs`,
+//! `ecmascript.rs`, `java.rs`, `cfamily.rs`) are written against.
+//!
+//! # Flow
+//!
+//! 1. Parse with the language's grammar (a thread-local [`Parser`] is
+//!    reused). The parse is abandoned as soon as every parse version is in
+//!    error recovery (the tree would have an `ERROR` node) or the deadline
+//!    passes. A finished tree with an `ERROR` or `MISSING` node anywhere is a
+//!    syntax error too. C files that fail with the C grammar are retried
+//!    with the C++ one (`.h` headers are often C++); TypeScript is tried with
+//!    the TypeScript and the TSX grammar, in the order the suffix suggests.
+//! 2. Walk the tree in document order with an explicit stack (no recursion:
+//!    a 100,000-deep tree costs heap, not native stack). For each named node
+//!    the language's `visit` function may emit definitions and says whether
+//!    to skip the node's children, descend into them, or enter a new scope
+//!    (class, function, namespace, ...), which extends qualified names.
+//! 3. Signatures are the definition's header text (from its start to its
+//!    body), comments and annotations removed, whitespace collapsed, cut to
+//!    160 characters; rendering stops reading once it has enough text.
+
+use std::cell::RefCell;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use moat_protocol::limits::SIGNATURE_CHARS;
+use moat_protocol::request::SymbolKind;
+use moat_protocol::response::{Definition, SymbolMethod};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+
+use super::{CompiledQuery, Language, MAX_SCOPE_DEPTH, cut_signature};
+
+/// What parsing one file gave.
+pub(crate) enum Outcome {
+    /// The file parsed cleanly; its definitions, in source order.
+    Parsed(Vec<Definition>),
+    /// The file has a syntax error in every grammar tried.
+    SyntaxError,
+    /// The deadline passed during the parse.
+    TimedOut,
+}
+
+/// A grammar and the rules that read its trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grammar {
+    Python,
+    Rust,
+    Go,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Java,
+    C,
+    Cpp,
+}
+
+/// A language's rule: look at one named node, maybe emit, say where to go.
+type Visit = fn(Node<'_>, &mut Cx<'_>) -> Step;
+
+impl Grammar {
+    fn language(self) -> tree_sitter::Language {
+        match self {
+            Grammar::Python => tree_sitter_python::LANGUAGE.into(),
+            Grammar::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Grammar::Go => tree_sitter_go::LANGUAGE.into(),
+            Grammar::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Grammar::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Grammar::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Grammar::Java => tree_sitter_java::LANGUAGE.into(),
+            Grammar::C => tree_sitter_c::LANGUAGE.into(),
+            Grammar::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        }
+    }
+
+    fn visit(self) -> Visit {
+        match self {
+            Grammar::Python => super::python::visit,
+            Grammar::Rust => super::rust::visit,
+            Grammar::Go => super::go::visit,
+            Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => super::ecmascript::visit,
+            Grammar::Java => super::java::visit,
+            Grammar::C | Grammar::Cpp => super::cfamily::visit,
+        }
+    }
+
+    /// Node kinds left out of signatures (comments, annotations, decorators).
+    fn skipped_in_signatures(self) -> &'static [&'static str] {
+        match self {
+            Grammar::Python | Grammar::Go | Grammar::C | Grammar::Cpp => &["comment"],
+            Grammar::Rust => &["line_comment", "block_comment", "attribute_item"],
+            Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => &["comment", "decorator"],
+            Grammar::Java => &[
+                "line_comment",
+                "block_comment",
+                "marker_annotation",
+                "annotation",
+            ],
+        }
+    }
+
+    /// Node kinds shown as `{...}` in signatures (bodies inside a typedef).
+    fn elided_in_signatures(self) -> &'static [&'static str] {
+        match self {
+            Grammar::C | Grammar::Cpp => &["field_declaration_list", "enumerator_list"],
+            _ => &[],
+        }
+    }
+}
+
+/// The grammars to try for a language, in order.
+fn grammars(lang: Language, rel_path: &str) -> &'static [Grammar] {
+    match lang {
+        Language::Python => &[Grammar::Python],
+        Language::JavaScript => &[Grammar::JavaScript],
+        Language::TypeScript => {
+            let tsx = rel_path.len() >= 4
+                && rel_path.is_char_boundary(rel_path.len() - 4)
+                && rel_path[rel_path.len() - 4..].eq_ignore_ascii_case(".tsx");
+            if tsx {
+                &[Grammar::Tsx, Grammar::TypeScript]
+            } else {
+                &[Grammar::TypeScript, Grammar::Tsx]
+            }
+        }
+        Language::Go => &[Grammar::Go],
+        Language::Rust => &[Grammar::Rust],
+        Language::Java => &[Grammar::Java],
+        Language::C => &[Grammar::C, Grammar::Cpp],
+        Language::Cpp => &[Grammar::Cpp],
+        Language::Ruby
+        | Language::Kotlin
+        | Language::CSharp
+        | Language::Php
+        | Language::Swift
+        | Language::Shell
+        | Language::Sql => &[],
+    }
+}
+
+/// Parse `source` and collect the definitions `query` wants.
+pub(crate) fn definitions(
+    query: &CompiledQuery,
+    lang: Language,
+    rel_path: &str,
+    source: &str,
+    deadline: Option<Instant>,
+) -> Outcome {
+    for &grammar in grammars(lang, rel_path) {
+        match parse(grammar, source, deadline) {
+            Parsed::Tree(tree) => {
+                let mut cx = Cx::new(query, lang, rel_path, source, grammar);
+                walk(&tree, grammar.visit(), &mut cx);
+                return Outcome::Parsed(cx.finish());
+            }
+            Parsed::Error => {}
+            Parsed::TimedOut => return Outcome::TimedOut,
+        }
+    }
+    Outcome::SyntaxError
+}
+
+enum Parsed {
+    Tree(Tree),
+    Error,
+    TimedOut,
+}
+
+thread_local! {
+    /// One parser per thread, reused across files (its language is set per
+    /// parse; that is cheap).
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn parse(grammar: Grammar, source: &str, deadline: Option<Instant>) -> Parsed {
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return Parsed::TimedOut;
+    }
+    PARSER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => parse_with(
+            slot.get_or_insert_with(Parser::new),
+            grammar,
+            source,
+            deadline,
+        ),
+        // Not reachable (nothing here re-enters), but never panic over it.
+        Err(_) => parse_with(&mut Parser::new(), grammar, source, deadline),
+    })
+}
+
+/// Fixed part of one file's parse-time allowance.
+const PARSE_TIME_BASE: Duration = Duration::from_millis(50);
+/// Per-byte part of one file's parse-time allowance: healthy code parses at
+/// 2 to 15 MB/s (0.07 to 0.45 µs a byte, the slow end being one huge line),
+/// so 2 µs a byte (2.1 s for a 1 MiB file) is a wide margin,
+/// while tree-sitter's error recovery on garbage can go quadratic (a
+/// 45 KB garbage file takes the Go grammar over half a second, 450 KB over a
+/// minute). A parse over its allowance counts as a syntax error: the file
+/// falls back to patterns and is reported unparseable.
+const PARSE_TIME_PER_BYTE: Duration = Duration::from_micros(2);
+
+fn parse_with(
+    parser: &mut Parser,
+    grammar: Grammar,
+    source: &str,
+    deadline: Option<Instant>,
+) -> Parsed {
+    if parser.set_language(&grammar.language()).is_err() {
+        return Parsed::Error;
+    }
+    let started = Instant::now();
+    let per_byte =
+        PARSE_TIME_PER_BYTE.saturating_mul(u32::try_from(source.len()).unwrap_or(u32::MAX));
+    let allowance = started.checked_add(PARSE_TIME_BASE.saturating_add(per_byte));
+    let mut timed_out = false;
+    let mut progress = |state: &ParseState| {
+        if state.has_error() {
+            // Every parse version is recovering from an error: the tree will
+            // have an ERROR node, so stop now rather than finish the recovery.
+            return ControlFlow::Break(());
+        }
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            timed_out = true;
+            return ControlFlow::Break(());
+        }
+        if allowance.is_some_and(|a| now >= a) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    };
+    let bytes = source.as_bytes();
+    let tree = parser.parse_with_options(
+        &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
+        None,
+        Some(ParseOptions::new().progress_callback(&mut progress)),
+    );
+    match tree {
+        Some(tree) if !tree.root_node().has_error() => Parsed::Tree(tree),
+        Some(_) => Parsed::Error,
+        None => {
+            // A cancelled parse leaves state behind for resumption; drop it.
+            parser.reset();
+            if timed_out {
+                Parsed::TimedOut
+            } else {
+                Parsed::Error
+            }
+        }
+    }
+}
+
+/// What the walk does after visiting a node.
+pub(crate) enum Step {
+    /// Do not look inside this node.
+    Skip,
+    /// Visit the children in the same scope.
+    Descend,
+    /// Visit the children in the same scope, and let signatures of
+    /// definitions directly inside start at this node (`export`, `declare`,
+    /// `template <...>` prefixes).
+    Wrap,
+    /// Visit the children in a new scope of this kind and name (an empty
+    /// name adds nothing to qualified names, e.g. an anonymous function).
+    Enter(ScopeKind, String),
+}
+
+/// What kind of scope definitions are in; decides method vs function and
+/// whether a variable is module-level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScopeKind {
+    /// The file itself.
+    File,
+    /// A namespace or module block (C++ `namespace`, Rust `mod`, TS `namespace`).
+    Namespace,
+    /// A class, struct, interface or trait body.
+    Class,
+    /// A Rust `impl` block.
+    Impl,
+    /// A JavaScript object literal bound to a name.
+    Object,
+    /// A function, method or lambda body.
+    Function,
+}
+
+struct Scope {
+    name: String,
+    kind: ScopeKind,
+    parent: usize,
+    depth: usize,
+}
+
+/// The walk's state, as the per-language rules see it.
+pub(crate) struct Cx<'a> {
+    /// The file's text.
+    pub(crate) src: &'a str,
+    query: &'a CompiledQuery,
+    lang: Language,
+    rel_path: &'a str,
+    grammar: Grammar,
+    scopes: Vec<Scope>,
+    current: usize,
+    outer: Option<Node<'a>>,
+    found: Vec<(usize, Definition)>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(
+        query: &'a CompiledQuery,
+        lang: Language,
+        rel_path: &'a str,
+        src: &'a str,
+        grammar: Grammar,
+    ) -> Self {
+        Cx {
+            src,
+            query,
+            lang,
+            rel_path,
+            grammar,
+            scopes: vec![Scope {
+                name: String::new(),
+                kind: ScopeKind::File,
+                parent: 0,
+                depth: 0,
+            }],
+            current: 0,
+            outer: None,
+            found: Vec::new(),
+        }
+    }
+
+    /// The kind of the scope the visited node is in.
+    pub(crate) fn scope(&self) -> ScopeKind {
+        self.scopes
+            .get(self.current)
+            .map_or(ScopeKind::File, |s| s.kind)
+    }
+
+    /// Whether the visited node is at module level (the file or a namespace).
+    pub(crate) fn at_top_level(&self) -> bool {
+        matches!(self.scope(), ScopeKind::File | ScopeKind::Namespace)
+    }
+
+    /// The text of `node` (empty if out of range, which cannot happen for a
+    /// tree of this source).
+    pub(crate) fn text(&self, node: Node<'_>) -> &'a str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// The text of `node`'s field `field`.
+    pub(crate) fn field_text(&self, node: Node<'_>, field: &str) -> Option<&'a str> {
+        node.child_by_field_name(field).map(|n| self.text(n))
+    }
+
+    /// Whether a definition of this name and kind is wanted (cheap: check
+    /// before building anything).
+    pub(crate) fn wants(&self, name: &str, kind: SymbolKind) -> bool {
+        self.query.wants(name, kind)
+    }
+
+    /// Record a definition named `name` (its line is `at`'s), qualified by
+    /// the enclosing scopes, then `prefix` (a Go receiver, a C++ `A::`
+    /// qualifier), if the query wants it. `signature` is only called then.
+    pub(crate) fn emit(
+        &mut self,
+        name: &str,
+        at: Node<'_>,
+        prefix: Option<&str>,
+        kind: SymbolKind,
+        signature: impl FnOnce(&Self) -> String,
+    ) {
+        if name.is_empty() || !self.wants(name, kind) || self.is_full() {
+            return;
+        }
+        let signature = cut_signature(signature(self));
+        let mut parts: Vec<&str> = Vec::new();
+        let mut index = self.current;
+        while index != 0 {
+            let Some(scope) = self.scopes.get(index) else {
+                break;
+            };
+            if !scope.name.is_empty() {
+                parts.push(&scope.name);
+            }
+            index = scope.parent;
+        }
+        parts.reverse();
+        if let Some(prefix) = prefix.filter(|p| !p.is_empty()) {
+            parts.push(prefix);
+        }
+        parts.push(name);
+        let definition = Definition {
+            name: name.to_owned(),
+            qualified_name: parts.join("."),
+            kind,
+            line: u64::try_from(at.start_position().row)
+                .unwrap_or(u64::MAX)
+                .saturating_add(1),
+            signature,
+            path: self.rel_path.to_owned(),
+            language: self.lang.name().to_owned(),
+            method: SymbolMethod::Parsed,
+        };
+        self.found.push((at.start_byte(), definition));
+    }
+
+    fn is_full(&self) -> bool {
+        self.found.len() >= self.query.max_results
+    }
+
+    /// The header of a definition: from its start (or the start of an
+    /// enclosing `export`/`template` wrapper) to byte `end`, usually the
+    /// start of its body.
+    pub(crate) fn header(&self, node: Node<'_>, end: usize) -> String {
+        match self
+            .outer
+            .filter(|outer| outer.start_byte() <= node.start_byte())
+        {
+            Some(outer) => self.render(outer, end),
+            None => self.render(node, end),
+        }
+    }
+
+    /// The header of a definition up to its field `body` (or its end).
+    pub(crate) fn header_to_field(&self, node: Node<'_>, field: &str) -> String {
+        let end = node
+            .child_by_field_name(field)
+            .map_or(node.end_byte(), |b| b.start_byte());
+        self.header(node, end)
+    }
+
+    /// `node`'s own text up to byte `end`, ignoring any wrapper.
+    pub(crate) fn snippet(&self, node: Node<'_>, end: usize) -> String {
+        self.render(node, end)
+    }
+
+    /// Render the source of `node` up to byte `end`: comments and
+    /// annotations dropped, typedef bodies elided, whitespace collapsed,
+    /// trailing `: { = ; ,` trimmed, cut to the signature cap. Reads only as
+    /// far as the cap needs.
+    fn render(&self, node: Node<'_>, end: usize) -> String {
+        let start = node.start_byte();
+        let end = end.min(node.end_byte()).max(start);
+        let skipped = self.grammar.skipped_in_signatures();
+        let elided = self.grammar.elided_in_signatures();
+        let mut out = Collapsed::new(SIGNATURE_CHARS + 8);
+        let mut pos = start;
+        let mut cursor = node.walk();
+        'walk: loop {
+            let n = cursor.node();
+            if n.start_byte() >= end || out.is_full() {
+                break;
+            }
+            let kind = n.kind();
+            let descend = if skipped.contains(&kind) || elided.contains(&kind) {
+                out.push(self.src.get(pos..n.start_byte()).unwrap_or(""));
+                if elided.contains(&kind) {
+                    out.push(" {...} ");
+                }
+                pos = pos.max(n.end_byte());
+                false
+            } else if n.child_count() == 0 {
+                let stop = n.end_byte().min(end);
+                if stop > pos {
+                    out.push(self.src.get(pos..stop).unwrap_or(""));
+                    pos = stop;
+                }
+                false
+            } else {
+                true
+            };
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    continue 'walk;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        if !out.is_full() && pos < end {
+            out.push(self.src.get(pos..end).unwrap_or(""));
+        }
+        out.finish()
+    }
+
+    fn finish(mut self) -> Vec<Definition> {
+        self.found.sort_by_key(|(offset, _)| *offset);
+        self.found.truncate(self.query.max_results);
+        self.found.into_iter().map(|(_, d)| d).collect()
+    }
+}
+
+/// Walk the tree in document order, without recursion.
+fn walk<'t>(tree: &'t Tree, visit: Visit, cx: &mut Cx<'t>) {
+    struct Frame<'t> {
+        node: Node<'t>,
+        scope: usize,
+        outer: Option<Node<'t>>,
+    }
+    let mut stack = vec![Frame {
+        node: tree.root_node(),
+        scope: 0,
+        outer: None,
+    }];
+    let mut cursor = tree.walk();
+    let mut children: Vec<Node<'_>> = Vec::new();
+    while let Some(frame) = stack.pop() {
+        if cx.is_full() {
+            break;
+        }
+        cx.current = frame.scope;
+        cx.outer = frame.outer;
+        let (scope, outer) = match visit(frame.node, cx) {
+            Step::Skip => continue,
+            Step::Descend => (frame.scope, None),
+            Step::Wrap => (frame.scope, Some(frame.outer.unwrap_or(frame.node))),
+            Step::Enter(kind, name) => {
+                let depth = cx.scopes.get(frame.scope).map_or(0, |s| s.depth) + 1;
+                if depth > MAX_SCOPE_DEPTH {
+                    continue;
+                }
+                cx.scopes.push(Scope {
+                    name,
+                    kind,
+                    parent: frame.scope,
+                    depth,
+                });
+                (cx.scopes.len() - 1, None)
+            }
+        };
+        children.clear();
+        cursor.reset(frame.node);
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                if child.is_named() {
+                    children.push(child);
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        stack.extend(
+            children
+                .drain(..)
+                .rev()
+                .map(|node| Frame { node, scope, outer }),
+        );
+    }
+}
+
+/// The named children of `node`, in order.
+pub(crate) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Whether `node` has a direct child (named or not) of kind `kind`, such as
+/// the `static` keyword.
+pub(crate) fn has_child_kind(node: Node<'_>, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).any(|c| c.kind() == kind)
+}
+
+/// The children of `node` in field `field`, in order.
+pub(crate) fn field_children<'t>(node: Node<'t>, field: &str) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.children_by_field_name(field, &mut cursor).collect()
+}
+
+/// A whitespace-collapsing string builder that stops at a character limit.
+struct Collapsed {
+    out: String,
+    chars: usize,
+    limit: usize,
+    pending_space: bool,
+}
+
+impl Collapsed {
+    fn new(limit: usize) -> Self {
+        Collapsed {
+            out: String::new(),
+            chars: 0,
+            limit,
+            pending_space: false,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.chars >= self.limit
+    }
+
+    fn push(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.is_full() {
+                return;
+            }
+            if c.is_whitespace() {
+                self.pending_space = self.chars > 0;
+                continue;
+            }
+            if self.pending_space {
+                self.pending_space = false;
+                // No space just inside brackets: `(\n  a,\n)` reads `(a,)`.
+                let after_open = self.out.ends_with(['(', '[']);
+                if !after_open && !matches!(c, ')' | ']' | ',') {
+                    self.out.push(' ');
+                    self.chars += 1;
+                }
+            }
+            self.out.push(c);
+            self.chars += 1;
+        }
+    }
+
+    fn finish(self) -> String {
+        let trimmed = self.out.trim_end_matches([' ', ':', '{', '=', ';', ',']);
+        cut_signature(trimmed.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Query, find_in_source};
+    use super::*;
+
+    #[test]
+    fn every_grammar_loads_into_this_tree_sitter() {
+        let mut parser = Parser::new();
+        for grammar in [
+            Grammar::Python,
+            Grammar::Rust,
+            Grammar::Go,
+            Grammar::JavaScript,
+            Grammar::TypeScript,
+            Grammar::Tsx,
+            Grammar::Java,
+            Grammar::C,
+            Grammar::Cpp,
+        ] {
+            assert!(
+                parser.set_language(&grammar.language()).is_ok(),
+                "{grammar:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn collapsed_text_drops_space_inside_brackets_and_trims_the_end() {
+        let mut c = Collapsed::new(100);
+        c.push("def f(\n    a,\n    b ,\n) :");
+        assert_eq!(c.finish(), "def f(a, b,)");
+    }
+
+    #[test]
+    fn a_c_header_that_is_really_cpp_is_parsed_with_the_cpp_grammar() {
+        let source = "namespace app {\nclass Engine {\n public:\n  void start();\n};\n}\n";
+        let q = Query {
+            name: "Engine",
+            exact: true,
+            kind: None,
+        };
+        let found = find_in_source(Language::C, "include/engine.h", source, &q);
+        assert!(!found.unparseable);
+        assert_eq!(found.definitions.len(), 1);
+        assert_eq!(found.definitions[0].language, "c");
+        assert_eq!(found.definitions[0].qualified_name, "app.Engine");
+    }
+
+    #[test]
+    fn tsx_files_parse_with_the_tsx_grammar_and_ts_files_with_typescript() {
+        let tsx =
+            "export function App(): JSX.Element {\n  return <div className=\"x\">hi</div>;\n}\n";
+        let q = Query {
+            name: "App",
+            exact: true,
+            kind: None,
+        };
+        let found = find_in_source(Language::TypeScript, "src/App.tsx", tsx, &q);
+        assert!(!found.unparseable);
+        assert_eq!(found.definitions.len(), 1);
+        // An angle-bracket cast is TypeScript, not TSX.
+        let ts = "function App() { return <number>value; }\n";
+        let found = find_in_source(Language::TypeScript, "src/app.ts", ts, &q);
+        assert!(!found.unparseable);
+        assert_eq!(found.definitions.len(), 1);
+    }
+
+    #[test]
+    fn a_grammar_language_without_a_parser_gets_no_grammars() {
+        assert!(grammars(Language::Ruby, "a.rb").is_empty());
+        assert_eq!(grammars(Language::TypeScript, "A.TSX")[0], Grammar::Tsx);
+        assert_eq!(
+            grammars(Language::TypeScript, "é.ts")[0],
+            Grammar::TypeScript
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! `project_overview`: languages, manifests, entry points, tests, the largest
+//! files and version control, measured in one parallel walk.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use moat_protocol::limits::OVERVIEW_MAX_FILE_BYTES;
+use moat_protocol::request::ProjectOverviewArgs;
+use moat_protocol::response::{
+    LanguageStat, Manifest, ProjectOverviewOutput, SizedPath, ToolOutput,
+};
+use moat_protocol::wire_error::{Missing, WireError};
+
+use crate::deadline::Deadline;
+use crate::fs::containment;
+use crate::fs::symlinks::{self, Kind};
+use crate::overview::{classify, manifest};
+use crate::symbols::Language;
+use crate::walk;
+use crate::workspace::Workspace;
+
+#[derive(Default)]
+struct Acc {
+    total_files: u64,
+    total_bytes: u64,
+    languages: BTreeMap<&'static str, (u64, u64, u64)>,
+    entry_points: Vec<String>,
+    test_files: u64,
+    largest: Vec<(u64, String)>,
+}
+
+/// Run `project_overview`.
+pub fn run(
+    ws: &Workspace,
+    args: &ProjectOverviewArgs,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
+    let start = containment::resolve(ws, &args.path)?;
+    match symlinks::stat(ws, &start).map(|m| m.kind) {
+        Ok(Kind::Directory) => {}
+        Ok(_) => return Err(WireError::NotADirectory),
+        Err(_) => return Err(WireError::NotFound(Missing::Directory)),
+    }
+    let acc = Mutex::new(Acc::default());
+    let opts = walk::Options {
+        respect_gitignore: true,
+        max_files: ws.limits().max_search_files,
+    };
+    let summary = walk::walk(ws, &start, opts, deadline, || {
+        |found: walk::Found<'_>| {
+            let size = symlinks::stat_rel(ws, found.rel)
+                .map(|m| m.size)
+                .unwrap_or(0);
+            let lang = Language::from_path(found.rel);
+            let lines = match lang {
+                Some(_) if size <= OVERVIEW_MAX_FILE_BYTES => {
+                    symlinks::read_for_scan(ws, found.rel, OVERVIEW_MAX_FILE_BYTES)
+                        .map(|b| memchr::memchr_iter(b'\n', &b).count() as u64 + 1)
+                        .unwrap_or(0)
+                }
+                _ => 0,
+            };
+            let test = classify::is_test_file(found.rel);
+            let entry = lang.is_some() && classify::is_entry_point(found.name);
+            let Ok(mut a) = acc.lock() else { return false };
+            a.total_files += 1;
+            a.total_bytes += size;
+            if test {
+                a.test_files += 1;
+            }
+            if let Some(l) = lang {
+                let e = a.languages.entry(l.name()).or_default();
+                e.0 += 1;
+                e.1 += lines;
+                e.2 += size;
+                if entry {
+                    a.entry_points.push(found.rel.to_owned());
+                }
+                a.largest.push((size, found.rel.to_owned()));
+                if a.largest.len() > 64 {
+                    a.largest
+                        .sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+                    a.largest.truncate(10);
+                }
+            }
+            true
+        }
+    });
+    let mut a = acc.into_inner().unwrap_or_default();
+    let mut languages: Vec<LanguageStat> = a
+        .languages
+        .into_iter()
+        .map(|(language, (files, lines, bytes))| LanguageStat {
+            language: language.to_owned(),
+            files,
+            lines,
+            bytes,
+        })
+        .collect();
+    languages.sort_by(|x, y| {
+        y.files
+            .cmp(&x.files)
+            .then_with(|| x.language.cmp(&y.language))
+    });
+    a.largest
+        .sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+    a.largest.truncate(10);
+    a.entry_points.sort();
+
+    let mut manifests = Vec::new();
+    for name in manifest::MANIFESTS {
+        let path = start.child(name);
+        let Ok(meta) = symlinks::stat(ws, &path) else {
+            continue;
+        };
+        if meta.kind != Kind::File {
+            continue;
+        }
+        let declares = if meta.size > 0 && meta.size <= OVERVIEW_MAX_FILE_BYTES {
+            symlinks::read_for_scan(ws, path.rel(), OVERVIEW_MAX_FILE_BYTES)
+                .ok()
+                .and_then(|b| manifest::declares(name, &String::from_utf8_lossy(&b)))
+        } else {
+            None
+        };
+        manifests.push(Manifest {
+            file: (*name).to_owned(),
+            declares,
+        });
+    }
+    let git = symlinks::stat_rel(ws, ".git").is_ok();
+    Ok(ToolOutput::ProjectOverview(ProjectOverviewOutput {
+        path: start.display().to_owned(),
+        total_files: a.total_files,
+        total_bytes: a.total_bytes,
+        languages,
+        manifests,
+        entry_points: a.entry_points,
+        test_files: a.test_files,
+        largest_files: a
+            .largest
+            .into_iter()
+            .map(|(size_bytes, path)| SizedPath { path, size_bytes })
+            .collect(),
+        version_control: if git { "git" } else { "none" }.to_owned(),
+        timed_out: summary.timed_out,
+    }))
+}

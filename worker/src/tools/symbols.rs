@@ -1,0 +1,114 @@
+//! `find_symbol`: where a name is defined, by parser where one fits (exact,
+//! `method: parsed`) and by the seed's patterns elsewhere (`method: pattern`).
+//!
+//! Fixes of the seed: a file path searches that file alone and a missing path
+//! is `not_found`, as in `search_code` (its quirk 17); nested functions and
+//! full signatures are the parsers' business (`crate::symbols`).
+
+use std::sync::Mutex;
+
+use moat_protocol::request::FindSymbolArgs;
+use moat_protocol::response::{Definition, FindSymbolOutput, ToolOutput};
+use moat_protocol::wire_error::{Missing, WireError};
+
+use crate::deadline::Deadline;
+use crate::fs::containment;
+use crate::fs::symlinks::{self, Kind};
+use crate::symbols::{self, CompiledQuery, Language, Query};
+use crate::walk;
+use crate::workspace::Workspace;
+
+#[derive(Default)]
+struct Acc {
+    definitions: Vec<Definition>,
+    found: u64,
+    unparseable: Vec<String>,
+    scanned: u64,
+    timed_out: bool,
+}
+
+/// Run `find_symbol`.
+pub fn run(
+    ws: &Workspace,
+    args: &FindSymbolArgs,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
+    let name = args.symbol.trim();
+    if name.is_empty() {
+        return Err(WireError::NotFound(Missing::EmptySymbol));
+    }
+    let start = containment::resolve(ws, &args.path)?;
+    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let max = ws.limits().max_search_results as usize;
+    let query = CompiledQuery::new(&Query {
+        name,
+        exact: args.exact,
+        kind: args.kind,
+    })
+    .map_err(|_| WireError::NotFound(Missing::EmptySymbol))?
+    .with_max_results(max);
+    let file_cap = ws.limits().max_file_bytes;
+    let acc = Mutex::new(Acc::default());
+    let visit = |rel: &str| -> bool {
+        let Some(lang) = Language::from_path(rel) else {
+            return true;
+        };
+        let Ok(bytes) = symlinks::read_for_scan(ws, rel, file_cap) else {
+            return true;
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return true;
+        };
+        let found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
+        let Ok(mut a) = acc.lock() else { return false };
+        a.scanned += 1;
+        if found.timed_out {
+            a.timed_out = true;
+            return false;
+        }
+        if found.unparseable {
+            a.unparseable.push(rel.to_owned());
+        }
+        a.found += found.definitions.len() as u64;
+        a.definitions.extend(found.definitions);
+        if a.definitions.len() > max.saturating_mul(4) {
+            symbols::sort_definitions(&mut a.definitions);
+            a.definitions.truncate(max);
+        }
+        true
+    };
+    let mut walk_timed_out = false;
+    match meta.kind {
+        Kind::File => {
+            let _ = visit(start.rel());
+        }
+        Kind::Directory => {
+            let opts = walk::Options {
+                respect_gitignore: true,
+                max_files: ws.limits().max_search_files,
+            };
+            let summary = walk::walk(ws, &start, opts, deadline, || {
+                |found: walk::Found<'_>| visit(found.rel)
+            });
+            walk_timed_out = summary.timed_out;
+        }
+        Kind::Special(k) => return Err(WireError::SpecialFile(k)),
+        Kind::Symlink => {
+            return Err(WireError::DeniedPath(
+                moat_protocol::wire_error::Denial::Symlink,
+            ));
+        }
+    }
+    let mut a = acc.into_inner().unwrap_or_default();
+    symbols::sort_definitions(&mut a.definitions);
+    let truncated = a.found > max as u64;
+    a.definitions.truncate(max);
+    a.unparseable.sort();
+    Ok(ToolOutput::FindSymbol(FindSymbolOutput {
+        definitions: a.definitions,
+        unparseable_files: a.unparseable,
+        files_scanned: a.scanned,
+        truncated,
+        timed_out: a.timed_out || walk_timed_out,
+    }))
+}
