@@ -161,7 +161,7 @@ pub fn worker_init(config: &Config) -> WorkerInit {
         follow_symlinks: config.sandbox.follow_symlinks,
         allow_hard_links: config.sandbox.allow_hard_links,
         deny_extra: config.sandbox.deny_extra.clone(),
-        git: None,
+        git: config.git.clone(),
         sandbox: if crate::doctor::landlock_available() {
             SandboxRequest::Confined
         } else {
@@ -264,7 +264,7 @@ fn out(text: &str) {
 }
 
 fn tools(as_json: bool) -> ExitCode {
-    let registry = match crate::tools::Registry::new() {
+    let registry = match crate::tools::Registry::new(true) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -42,7 +42,7 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
         ),
     );
     line(&mut out, "workspace", config.sandbox.workspace.display());
-    let registry = crate::tools::Registry::new();
+    let registry = crate::tools::Registry::new(config.git.is_some());
     if let Ok(r) = &registry {
         let names: Vec<&str> = r
             .declarations()
@@ -107,6 +107,14 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
         moat_worker::sandbox::landlock_abi(),
     );
     line(&mut out, "workers", config.sandbox.workers);
+    line(
+        &mut out,
+        "git",
+        config
+            .git
+            .as_ref()
+            .map_or("not found (git tools hidden)", |g| g.binary.as_str()),
+    );
 
     let mut failed = false;
     if config.sandbox.mode == SandboxMode::Confined {

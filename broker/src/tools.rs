@@ -86,11 +86,10 @@ impl Tool {
         }
     }
 
-    /// Whether this build implements the tool (only implemented tools are
-    /// declared in `tools/list`).
+    /// Whether the tool needs git (declared only when git was found).
     #[must_use]
-    pub fn implemented(self) -> bool {
-        !matches!(self, Tool::GitLog | Tool::GitDiff)
+    pub fn needs_git(self) -> bool {
+        matches!(self, Tool::GitLog | Tool::GitDiff)
     }
 
     fn title(self) -> &'static str {
@@ -459,12 +458,13 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Build the registry. Fails only if a schema is malformed (a bug caught
-    /// by the unit tests).
-    pub fn new() -> Result<Registry, String> {
+    /// Build the registry; the git tools are declared only when `git` is
+    /// available. Fails only if a schema is malformed (a bug caught by the
+    /// unit tests).
+    pub fn new(git: bool) -> Result<Registry, String> {
         let tools: Vec<(Tool, Value)> = Tool::ALL
             .into_iter()
-            .filter(|t| t.implemented())
+            .filter(|t| git || !t.needs_git())
             .map(|t| (t, t.declaration()))
             .collect();
         let schemas: Vec<&Value> = tools

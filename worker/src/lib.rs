@@ -34,6 +34,7 @@
 
 pub mod deadline;
 pub mod fs;
+pub mod git;
 pub mod overview;
 pub mod pattern;
 pub mod process;

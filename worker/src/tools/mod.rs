@@ -4,11 +4,12 @@ use std::time::Duration;
 
 use moat_protocol::request::Request;
 use moat_protocol::response::Response;
-use moat_protocol::wire_error::{Unsupported, WireError};
 
 use crate::deadline::Deadline;
 use crate::workspace::Workspace;
 
+pub mod git_diff;
+pub mod git_log;
 pub mod list_dir;
 pub mod overview;
 pub mod read_file;
@@ -25,9 +26,8 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::SearchCode(a) => search::run(ws, a, &deadline),
         Request::FindSymbol(a) => symbols::run(ws, a, &deadline),
         Request::ProjectOverview(a) => overview::run(ws, a, &deadline),
-        Request::GitLog(_) | Request::GitDiff(_) => {
-            Err(WireError::Unsupported(Unsupported::ToolUnavailable))
-        }
+        Request::GitLog(a) => git_log::run(ws, a, &deadline),
+        Request::GitDiff(a) => git_diff::run(ws, a, &deadline),
     };
     Response::Done(result)
 }

@@ -1,0 +1,339 @@
+//! The only place git runs.
+//!
+//! git is a child of the (confined) worker, so it inherits Landlock, seccomp
+//! and the rlimits: it can read only the workspace (and its own binary and
+//! libraries), cannot execute anything but itself, cannot open a network
+//! socket. On top of that, every way a hostile repository could make git run a
+//! program or read elsewhere is switched off by code:
+//!
+//! * the binary is the absolute path the broker resolved at start-up, never
+//!   found through the client, the workspace or `PATH` at call time;
+//! * only `log` and `diff`, chosen here, never by an argument;
+//! * the environment is built from nothing: `HOME` is the workspace, no system
+//!   or global configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`),
+//!   no pager, no askpass, no terminal prompt, `LC_ALL=C`, no lazy fetch,
+//!   literal pathspecs, and `GIT_CEILING_DIRECTORIES` so git never uses a
+//!   repository *above* the workspace;
+//! * fixed options override what the repository's `.git/config` may set:
+//!   `core.pager`, `core.fsmonitor`, `core.hooksPath`, `diff.external`
+//!   (`--no-ext-diff`), textconv drivers (`--no-textconv`),
+//!   `log.showSignature` (gpg), `protocol.ext.allow`; no optional locks;
+//! * revisions are validated ([`validate_revision`]) and passed after
+//!   `--end-of-options`; paths always after `--`, in their contained relative
+//!   form;
+//! * output is capped at [`GIT_OUTPUT_BYTES`]; git is killed at the request's
+//!   deadline; its stderr is reduced to one scrubbed line.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use moat_protocol::limits::{GIT_OUTPUT_BYTES, GIT_STDERR_CHARS, MAX_REVISION_CHARS};
+use moat_protocol::wire_error::{GitFailure, WireError};
+
+use crate::deadline::Deadline;
+use crate::fs::symlinks;
+use crate::workspace::Workspace;
+
+/// The two subcommands moat runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sub {
+    /// `git log`.
+    Log,
+    /// `git diff`.
+    Diff,
+}
+
+impl Sub {
+    fn as_str(self) -> &'static str {
+        match self {
+            Sub::Log => "log",
+            Sub::Diff => "diff",
+        }
+    }
+}
+
+/// What git printed.
+#[derive(Debug)]
+pub struct Output {
+    /// stdout, at most [`GIT_OUTPUT_BYTES`].
+    pub stdout: Vec<u8>,
+    /// stdout was cut at the cap.
+    pub truncated: bool,
+}
+
+/// Check a revision (the handler's layer; the published schema is the first).
+pub fn validate_revision(rev: &str) -> Result<&str, WireError> {
+    let r = rev.trim();
+    if r.is_empty() {
+        return Err(WireError::GitFailed(GitFailure::EmptyRevision));
+    }
+    if r.starts_with('-') {
+        return Err(WireError::GitFailed(GitFailure::LeadingDash));
+    }
+    let ok = r.chars().count() <= MAX_REVISION_CHARS
+        && r.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/@^~{}-".contains(c));
+    if !ok {
+        return Err(WireError::GitFailed(GitFailure::BadCharacters));
+    }
+    Ok(r)
+}
+
+/// Whether the workspace root holds a `.git` (directory or `gitdir:` file).
+#[must_use]
+pub fn is_repository(ws: &Workspace) -> bool {
+    symlinks::stat_rel(ws, ".git")
+        .is_ok_and(|m| matches!(m.kind, symlinks::Kind::Directory | symlinks::Kind::File))
+}
+
+/// Run `git <sub> <args…>` in the workspace and collect its output.
+pub fn run(
+    ws: &Workspace,
+    sub: Sub,
+    args: &[OsString],
+    deadline: &Deadline,
+) -> Result<Output, WireError> {
+    let Some(setup) = ws.git() else {
+        return Err(WireError::GitFailed(GitFailure::NoGit));
+    };
+    if !is_repository(ws) {
+        return Err(WireError::NotARepository);
+    }
+    let root = ws.root();
+    let git_dir = std::path::Path::new(&setup.binary)
+        .parent()
+        .map(|p| p.as_os_str().to_owned())
+        .unwrap_or_default();
+    let ceiling = root
+        .parent()
+        .map(|p| p.as_os_str().to_owned())
+        .unwrap_or_default();
+    let mut cmd = Command::new(&setup.binary);
+    cmd.current_dir(root)
+        .env_clear()
+        .env("PATH", git_dir)
+        .env("HOME", root)
+        .env("USERPROFILE", root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ATTR_NOSYSTEM", "1")
+        .env("GIT_CEILING_DIRECTORIES", ceiling)
+        .env("GIT_DIR", root.join(".git"))
+        .env("GIT_WORK_TREE", root)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ASKPASS", "")
+        .env("SSH_ASKPASS", "")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_LITERAL_PATHSPECS", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("LC_ALL", "C")
+        .args([
+            "-c",
+            "protocol.ext.allow=never",
+            "-c",
+            "protocol.allow=never",
+            "-c",
+            "core.pager=cat",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.untrackedCache=false",
+            "-c",
+            "core.packedGitLimit=512m",
+            "-c",
+            "core.packedGitWindowSize=32m",
+            "-c",
+            "log.showSignature=false",
+            "-c",
+            "diff.external=",
+            "-c",
+            "color.ui=false",
+        ])
+        // The worker may run as another user than the repository's owner;
+        // what git's ownership check guards against (running configured
+        // programs) is switched off above and by the sandbox.
+        .arg("-c")
+        .arg(format!("safe.directory={}", root.display()))
+        .args(["--no-pager", "--no-optional-locks", sub.as_str()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|_| WireError::GitFailed(GitFailure::NoGit))?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or(WireError::GitFailed(GitFailure::NoGit))?;
+    let stderr = child.stderr.take();
+    let err_thread = std::thread::Builder::new()
+        .name("git-stderr".into())
+        .spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut e) = stderr {
+                let _ = (&mut e).take(8 * 1024).read_to_end(&mut buf);
+                let _ = std::io::copy(&mut e, &mut std::io::sink());
+            }
+            buf
+        });
+    // Read stdout up to the cap; past it, stop and kill git.
+    let cap = GIT_OUTPUT_BYTES;
+    let mut out = Vec::with_capacity(16 * 1024);
+    let read_result = (&mut stdout).take(cap as u64 + 1).read_to_end(&mut out);
+    let truncated = out.len() > cap;
+    if truncated {
+        out.truncate(cap);
+        let _ = child.kill();
+    }
+    drop(stdout);
+    let status = wait_until(&mut child, deadline);
+    let stderr_bytes = err_thread
+        .ok()
+        .and_then(|t| t.join().ok())
+        .unwrap_or_default();
+    let Some(status) = status else {
+        return Err(WireError::TimedOut {
+            budget_ms: deadline.budget_ms(),
+        });
+    };
+    if read_result.is_err() {
+        return Err(WireError::GitFailed(GitFailure::Exit {
+            subcommand: sub.as_str().into(),
+            code: None,
+            stderr: String::new(),
+        }));
+    }
+    if !truncated && !status.success() {
+        return Err(WireError::GitFailed(GitFailure::Exit {
+            subcommand: sub.as_str().into(),
+            code: status.code(),
+            stderr: first_line(&stderr_bytes, ws),
+        }));
+    }
+    Ok(Output {
+        stdout: out,
+        truncated,
+    })
+}
+
+fn wait_until(
+    child: &mut std::process::Child,
+    deadline: &Deadline,
+) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => return Some(st),
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+        if deadline.expired() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        // Short first, then coarser: git usually exits right after its output.
+        let pause = if started.elapsed() < Duration::from_millis(20) {
+            200
+        } else {
+            2000
+        };
+        std::thread::sleep(Duration::from_micros(pause));
+    }
+}
+
+/// git's first stderr line, cut, with absolute paths outside the workspace
+/// replaced by `<path>` and the workspace root shown relative.
+fn first_line(stderr: &[u8], ws: &Workspace) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let root = ws.root().to_string_lossy();
+    let mut out = String::new();
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let bare = word.trim_matches(|c| c == '\'' || c == '"' || c == ':' || c == ',');
+        if bare.starts_with('/') {
+            let shown = match bare.strip_prefix(root.as_ref()) {
+                Some(rest) => {
+                    let rest = rest.trim_start_matches('/');
+                    if rest.is_empty() {
+                        ".".to_owned()
+                    } else {
+                        rest.to_owned()
+                    }
+                }
+                None => "<path>".to_owned(),
+            };
+            out.push_str(&word.replace(bare, &shown));
+        } else {
+            out.push_str(word);
+        }
+    }
+    out.chars().take(GIT_STDERR_CHARS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revisions() {
+        for ok in [
+            "HEAD",
+            "HEAD~1",
+            "main",
+            "HEAD~1..HEAD",
+            "@{0}",
+            "HEAD@{-1}",
+            "main..HEAD",
+            " v1.0 ",
+        ] {
+            assert!(validate_revision(ok).is_ok(), "{ok}");
+        }
+        let bad = |r: &str| validate_revision(r).unwrap_err();
+        assert_eq!(bad(""), WireError::GitFailed(GitFailure::EmptyRevision));
+        assert_eq!(bad("  "), WireError::GitFailed(GitFailure::EmptyRevision));
+        for dash in [
+            "--all",
+            "-p",
+            "--upload-pack=touch /tmp/x",
+            "-c core.pager=sh",
+            "--output=/tmp/x",
+        ] {
+            assert_eq!(
+                bad(dash),
+                WireError::GitFailed(GitFailure::LeadingDash),
+                "{dash}"
+            );
+        }
+        for chars in [
+            "HEAD; rm -rf /",
+            "HEAD && whoami",
+            "$(whoami)",
+            "`whoami`",
+            "HEAD|tee /tmp/x",
+            "a b",
+        ] {
+            assert_eq!(
+                bad(chars),
+                WireError::GitFailed(GitFailure::BadCharacters),
+                "{chars}"
+            );
+        }
+        assert!(validate_revision(&"a".repeat(201)).is_err());
+    }
+}
