@@ -177,11 +177,14 @@ impl Server {
                 .legacy()
                 .or_else(|| (msg.method == "ping").then(|| meta::LEGACY_VERSIONS[0].to_owned()))
         };
-        if legacy.is_some() {
+        if let Some(version) = legacy {
             return match msg.method.as_str() {
                 "ping" => Ok(json!({})),
                 "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
-                "tools/call" => self.tools_call(id, &msg.params, Era::Legacy, None).await,
+                "tools/call" => {
+                    self.tools_call(id, &msg.params, Era::Legacy, None, &version)
+                        .await
+                }
                 other => Err(method_not_found(id, other)),
             };
         }
@@ -190,8 +193,14 @@ impl Server {
             "server/discover" => Ok(self.discover(&rm)),
             "tools/list" => self.tools_list(id, &msg.params, Era::Modern, Some(&rm)),
             "tools/call" => {
-                self.tools_call(id, &msg.params, Era::Modern, Some(&rm))
-                    .await
+                self.tools_call(
+                    id,
+                    &msg.params,
+                    Era::Modern,
+                    Some(&rm),
+                    meta::MODERN_VERSION,
+                )
+                .await
             }
             other => Err(method_not_found(id, other)),
         }
@@ -308,6 +317,7 @@ impl Server {
         params: &Map<String, Value>,
         era: Era,
         rm: Option<&meta::RequestMeta>,
+        version: &str,
     ) -> Result<Value, RpcError> {
         let invalid = |m: String| RpcError::new(id.cloned(), code::INVALID_PARAMS, m);
         let name = match params.get("name") {
@@ -330,9 +340,26 @@ impl Server {
                 crate::error::quote(name).trim_matches('\'')
             )));
         };
-        self.registry
-            .validate_input(declaration, args)
-            .map_err(invalid)?;
+        if let Err(problem) = self.registry.validate_input(declaration, args) {
+            if !validation_is_tool_error(version) {
+                return Err(invalid(problem));
+            }
+            // 2025-11-25 and later (SEP-1303): arguments that fail the input
+            // schema are a tool execution error the model can correct, still
+            // refused before anything runs.
+            let refusal = crate::error::Refusal {
+                code: "invalid_arguments",
+                message: format!("{problem}."),
+                remedy: "Call the tool again with arguments that match its inputSchema.".into(),
+            };
+            tracing::info!(tool = name, error = "invalid_arguments", "tool.call");
+            let mut result = self.controls.failure(&refusal);
+            if let (Era::Modern, Some(rm)) = (era, rm) {
+                result.insert("resultType".into(), json!("complete"));
+                result.insert("_meta".into(), self.result_meta(rm));
+            }
+            return Ok(Value::Object(result));
+        }
         let args_map = args.as_object().cloned().unwrap_or_default();
         let limits = &self.config.sandbox.limits;
         let request = tool.to_request(&args_map, limits);
@@ -376,6 +403,16 @@ impl Server {
         }
         Ok(Value::Object(result))
     }
+}
+
+/// Whether arguments that fail the input schema are answered as a tool error
+/// (`isError: true`, revisions 2025-11-25 and later, SEP-1303) rather than a
+/// JSON-RPC `-32602` (earlier revisions, whose tools spec lists invalid
+/// arguments among protocol errors). Revision strings are ISO dates, so they
+/// order as text.
+#[must_use]
+pub fn validation_is_tool_error(version: &str) -> bool {
+    version >= "2025-11-25"
 }
 
 fn method_not_found(id: Option<&Id>, method: &str) -> RpcError {
