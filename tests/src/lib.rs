@@ -466,8 +466,25 @@ impl Moat {
         }
     }
 
+    /// Close stdin, wait for exit (up to 10 s), and return the exit status
+    /// with every stdout line not yet received (the server exits only after
+    /// answering what it had read, so this is the rest of the stream).
+    pub fn finish(mut self) -> (ExitStatus, Vec<String>) {
+        let status = self.wait_exit();
+        let mut rest = Vec::new();
+        // The reader thread ends when the broker's stdout closes.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(10)) {
+            rest.push(line);
+        }
+        (status, rest)
+    }
+
     /// Close stdin and wait for exit (up to 10 s).
     pub fn close(mut self) -> ExitStatus {
+        self.wait_exit()
+    }
+
+    fn wait_exit(&mut self) -> ExitStatus {
         drop(self.stdin.take());
         let until = Instant::now() + Duration::from_secs(10);
         loop {
