@@ -116,6 +116,13 @@ struct Worker {
     stream: UnixStream,
 }
 
+impl Worker {
+    /// Whether the process has already exited (or cannot be waited for).
+    fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
 /// How to start workers.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
@@ -269,35 +276,15 @@ impl Pool {
         let start = Instant::now();
         let deadline = start + budget;
         let mut worker = loop {
-            if let Ok(permit) = self.ready.try_acquire() {
-                permit.forget();
-                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
-                    Some(w) => break w,
-                    None => continue,
-                }
+            let mut worker = self.acquire(deadline, budget).await?;
+            // A worker that died while idle (OOM killer, an operator's kill)
+            // never saw this request: replace it and take another, rather
+            // than fail a request the client did nothing wrong with.
+            if worker.has_exited() {
+                let _ = self.discard(worker, "died while idle").await;
+                continue;
             }
-            if self.live.load(Ordering::SeqCst) == 0 {
-                return Err(ToolFailure::Unavailable);
-            }
-            tokio::select! {
-                acquired = self.ready.acquire() => match acquired {
-                    Ok(p) => {
-                        p.forget();
-                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
-                            break w;
-                        }
-                    }
-                    Err(_) => return Err(ToolFailure::Unavailable),
-                },
-                () = self.all_gone.notified() => {}
-                () = tokio::time::sleep_until(deadline.into()) => {
-                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
-                        ToolFailure::Unavailable
-                    } else {
-                        ToolFailure::TimedOut { budget }
-                    });
-                }
-            }
+            break worker;
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
         let envelope = RequestEnvelope {
@@ -335,6 +322,41 @@ impl Pool {
                 tracing::warn!(budget_ms = budget.as_millis() as u64, "tool.hard_timeout");
                 let _ = self.discard(worker, "timed out").await;
                 Err(ToolFailure::TimedOut { budget })
+            }
+        }
+    }
+
+    /// Wait for an idle worker until `deadline`.
+    async fn acquire(&self, deadline: Instant, budget: Duration) -> Result<Worker, ToolFailure> {
+        loop {
+            if let Ok(permit) = self.ready.try_acquire() {
+                permit.forget();
+                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                    Some(w) => return Ok(w),
+                    None => continue,
+                }
+            }
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return Err(ToolFailure::Unavailable);
+            }
+            tokio::select! {
+                acquired = self.ready.acquire() => match acquired {
+                    Ok(p) => {
+                        p.forget();
+                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                            return Ok(w);
+                        }
+                    }
+                    Err(_) => return Err(ToolFailure::Unavailable),
+                },
+                () = self.all_gone.notified() => {}
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
+                        ToolFailure::Unavailable
+                    } else {
+                        ToolFailure::TimedOut { budget }
+                    });
+                }
             }
         }
     }
