@@ -390,9 +390,10 @@ impl Pool {
     fn discard_blocking(&self, mut child: std::process::Child) {
         let _ = kill_group(child.id());
         let pid = child.id();
-        tokio::task::spawn_blocking(move || {
-            let _ = child.wait();
-        });
+        // Reap before counting it gone: `shutdown` returns once `live` is 0,
+        // and a reap left to a background task may never run before exit.
+        // The child was just SIGKILLed, so this wait is short.
+        let _ = child.wait();
         self.forget_pid(pid);
         self.live.fetch_sub(1, Ordering::SeqCst);
         self.all_gone.notify_waiters();
