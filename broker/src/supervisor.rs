@@ -266,6 +266,7 @@ impl Pool {
             self.discard_blocking(child);
             return;
         }
+        tracing::debug!(pid = child.id(), "worker.ready");
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(Worker { child, stream });
         }
