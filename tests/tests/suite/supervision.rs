@@ -45,9 +45,7 @@ fn read_request(m: &Moat, id: i64) -> Value {
 }
 
 fn the_worker(m: &Moat) -> u32 {
-    let pids = m.wait_for_workers(1);
-    assert_eq!(pids.len(), 1, "expected exactly one worker: {pids:?}");
-    pids[0]
+    m.wait_for_ready_workers(1)[0]
 }
 
 fn replaced(m: &Moat, old: u32, n: usize) -> Vec<u32> {
@@ -164,8 +162,7 @@ fn the_pool_refills_to_its_size() {
     let fx = fixture();
     let o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "2");
     let mut m = Moat::connect(&fx.root, &o, Era::Legacy);
-    let pids = m.wait_for_workers(2);
-    assert_eq!(pids.len(), 2, "{pids:?}");
+    let pids = m.wait_for_ready_workers(2);
     // Kill both while each holds a request.
     for p in &pids {
         signal(*p, libc::SIGSTOP);
@@ -201,41 +198,66 @@ fn the_pool_refills_to_its_size() {
     assert!(zombies_of(m.pid()).is_empty());
 }
 
+#[track_caller]
+fn assert_all_gone(pids: &[u32]) {
+    for p in pids {
+        assert_eq!(
+            process_state(*p),
+            None,
+            "worker {p} survived the broker ({pids:?})"
+        );
+    }
+}
+
 #[test]
 fn end_of_input_exits_zero_and_leaves_no_worker_behind() {
     let fx = fixture();
-    for extra in [vec![], vec![("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "0.5")]] {
-        let mut o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "2");
-        for (k, v) in &extra {
-            o = o.env(k, *v);
-        }
-        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
-        assert_works(&mut m);
-        let pids = m.wait_for_workers(2);
-        assert_eq!(pids.len(), 2, "{pids:?}");
-        if !extra.is_empty() {
-            // One worker stopped and holding a request when input ends.
-            signal(pids[0], libc::SIGSTOP);
-            signal(pids[1], libc::SIGSTOP);
-            m.send(&read_request(&m, 5));
-        }
-        let broker = m.pid();
+    let o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "2");
+    let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+    assert_works(&mut m);
+    let pids = m.wait_for_ready_workers(2);
+    let (status, rest) = m.finish();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_all_gone(&pids);
+}
+
+#[test]
+fn end_of_input_right_after_start_leaves_no_worker() {
+    // Input ends while workers are still starting.
+    let fx = fixture();
+    let o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "3");
+    for _ in 0..5 {
+        let m = Moat::start(&fx.root, &o);
+        let pids = m.wait_for_workers(1);
         let (status, rest) = m.finish();
         assert_eq!(status.code(), Some(0), "{status:?}");
-        for line in &rest {
-            assert_response_line(line);
-        }
-        if !extra.is_empty() {
-            assert_eq!(rest.len(), 1, "the pending request is answered: {rest:?}");
-        }
-        for p in &pids {
-            assert_eq!(
-                process_state(*p),
-                None,
-                "worker {p} of broker {broker} survived"
-            );
-        }
+        assert!(rest.is_empty(), "{rest:?}");
+        assert_all_gone(&pids);
     }
+}
+
+#[test]
+fn end_of_input_with_a_hung_request_answers_it_then_exits() {
+    let fx = fixture();
+    let mut m = Moat::connect(
+        &fx.root,
+        &one_worker(&[("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "0.5")]),
+        Era::Modern,
+    );
+    assert_works(&mut m);
+    let old = the_worker(&m);
+    signal(old, libc::SIGSTOP);
+    m.send(&read_request(&m, 5));
+    let (status, rest) = m.finish();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(rest.len(), 1, "the pending request is answered: {rest:?}");
+    let r = assert_response_line(&rest[0]);
+    assert_eq!(
+        r["result"]["structuredContent"]["error"], "timed_out",
+        "{r}"
+    );
+    assert_all_gone(&[old]);
 }
 
 #[test]
@@ -244,7 +266,7 @@ fn no_child_is_ever_a_zombie_under_load_and_kills() {
     let o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "2");
     let mut m = Moat::connect(&fx.root, &o, Era::Modern);
     for round in 0..5 {
-        let pids = m.wait_for_workers(2);
+        let pids = m.wait_for_ready_workers(2);
         signal(pids[round % pids.len()], libc::SIGKILL);
         for i in 0..5 {
             m.send(&read_request(&m, (round * 10 + i) as i64));

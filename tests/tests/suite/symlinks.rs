@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use moat_tests::{Era, Fixture, Mode, Options, text};
 use serde_json::{Value, json};
@@ -216,31 +216,33 @@ fn swap_file(dir: &Path, at: &str, content: &str, tmp: &str) {
     std::fs::rename(&t, dir.join(at)).unwrap();
 }
 
-/// Run `reads` reads of `path` while `flip` runs in a loop on another thread;
-/// return how many reads succeeded. The secret must never appear.
+/// Read `path` at least `reads` times while `flip` runs in a loop on another
+/// thread, until both outcomes have been seen (a read served and a read
+/// refused) and the flipper has made progress, up to ten times as many
+/// reads. The secret must never appear. Returns `(served, refused)`.
 fn race(
     fx: &Fixture,
     opts: &Options,
     path: &str,
     reads: usize,
     flip: impl Fn(u64) + Send + 'static,
-) -> usize {
+) -> (usize, usize) {
     let mut m = connect(&fx.root, opts, Era::Modern);
     let stop = Arc::new(AtomicBool::new(false));
-    let s2 = Arc::clone(&stop);
+    let flips = Arc::new(AtomicU64::new(0));
+    let (s2, f2) = (Arc::clone(&stop), Arc::clone(&flips));
     let flipper = std::thread::spawn(move || {
-        let mut i = 0u64;
         while !s2.load(Ordering::Relaxed) {
-            flip(i);
-            i += 1;
-            if i.is_multiple_of(64) {
-                std::thread::yield_now();
-            }
+            flip(f2.fetch_add(1, Ordering::Relaxed));
         }
-        i
     });
-    let mut ok = 0;
-    for _ in 0..reads {
+    let (mut ok, mut refused) = (0, 0);
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    let mut n = 0;
+    while n < reads
+        || ((ok == 0 || refused == 0 || flips.load(Ordering::Relaxed) < 100) && n < reads * 10)
+    {
+        n += 1;
         let r = m.call("read_file", json!({"path": path}));
         let whole = r.to_string();
         assert!(
@@ -250,7 +252,9 @@ fn race(
         if r["isError"] == false {
             ok += 1;
         } else {
+            refused += 1;
             let code = r["structuredContent"]["error"].as_str().unwrap_or_default();
+            *codes.entry(code.to_owned()).or_default() += 1;
             assert!(
                 matches!(code, "outside_workspace" | "denied_path" | "not_found"),
                 "{r}"
@@ -258,9 +262,16 @@ fn race(
         }
     }
     stop.store(true, Ordering::Relaxed);
-    let flips = flipper.join().unwrap();
-    assert!(flips > 10, "the flipper barely ran ({flips} flips)");
-    ok
+    flipper.join().unwrap();
+    let flips = flips.load(Ordering::Relaxed);
+    let summary = format!("{path}: {n} reads, {ok} served, refused {codes:?}, {flips} flips");
+    assert!(flips >= 100, "the flipper barely ran: {summary}");
+    assert!(
+        ok > 0,
+        "no read was served; the race proves nothing: {summary}"
+    );
+    assert!(refused > 0, "no read saw the outside state: {summary}");
+    (ok, refused)
 }
 
 #[test]
@@ -274,32 +285,24 @@ fn swapping_a_link_during_reads_never_leaks_the_outside_file() {
         // an inside target and the outside secret in between.
         swap_link(&root, "flip", Path::new("docs/a.txt"), "flip.tmp");
         let (r2, s2) = (root.clone(), secret.clone());
-        let ok = race(&fx, &follow(mode), "flip", 300, move |i| {
+        let _ = race(&fx, &follow(mode), "flip", 300, move |i| {
             if i % 2 == 0 {
                 swap_link(&r2, "flip", &s2, "flip.tmp");
             } else {
                 swap_link(&r2, "flip", Path::new("docs/a.txt"), "flip.tmp");
             }
         });
-        assert!(
-            ok > 0,
-            "{mode:?}: no read succeeded; the race test proves nothing"
-        );
 
         // Following off: a regular file swapped for a link to the secret.
         swap_file(&root, "flip", "inside flip\n", "flip.tmp");
         let (r2, s2) = (root.clone(), secret.clone());
-        let ok = race(&fx, &Options::new(mode), "flip", 300, move |i| {
+        let _ = race(&fx, &Options::new(mode), "flip", 300, move |i| {
             if i % 2 == 0 {
                 swap_link(&r2, "flip", &s2, "flip.tmp");
             } else {
                 swap_file(&r2, "flip", "inside flip\n", "flip.tmp");
             }
         });
-        assert!(
-            ok > 0,
-            "{mode:?}: no read succeeded; the race test proves nothing"
-        );
     }
 }
 
@@ -314,17 +317,13 @@ fn swapping_an_intermediate_directory_never_leaks() {
         // Following on: a directory link flips between inside and outside.
         swap_link(&root, "d", Path::new("docs"), "d.tmp");
         let (r2, o2) = (root.clone(), outside.clone());
-        let ok = race(&fx, &follow(mode), "d/secret.txt", 300, move |i| {
+        let _ = race(&fx, &follow(mode), "d/secret.txt", 300, move |i| {
             if i % 2 == 0 {
                 swap_link(&r2, "d", &o2, "d.tmp");
             } else {
                 swap_link(&r2, "d", Path::new("docs"), "d.tmp");
             }
         });
-        assert!(
-            ok > 0,
-            "{mode:?}: no read succeeded; the race test proves nothing"
-        );
 
         // Following off: a real directory and a link to the outside one
         // trade places atomically (renameat2 RENAME_EXCHANGE), so a check
@@ -332,13 +331,9 @@ fn swapping_an_intermediate_directory_never_leaks() {
         std::fs::rename(root.join("realdir"), root.join("e")).unwrap();
         swap_link(&root, "e_link", &outside, "e.tmp");
         let r2 = root.clone();
-        let ok = race(&fx, &Options::new(mode), "e/secret.txt", 300, move |_| {
+        let _ = race(&fx, &Options::new(mode), "e/secret.txt", 300, move |_| {
             exchange(&r2.join("e"), &r2.join("e_link"));
         });
-        assert!(
-            ok > 0,
-            "{mode:?}: no read succeeded; the race test proves nothing"
-        );
         // Put the real directory back under its name for the next mode.
         if std::fs::symlink_metadata(root.join("e"))
             .unwrap()
