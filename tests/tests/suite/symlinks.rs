@@ -201,32 +201,17 @@ fn listings_count_links_and_never_follow_them() {
     }
 }
 
-/// Replace `at` atomically (rename over it) with a symlink to `target`.
-fn swap_link(dir: &Path, at: &str, target: &Path, tmp: &str) {
-    let t = dir.join(tmp);
-    let _ = std::fs::remove_file(&t);
-    std::os::unix::fs::symlink(target, &t).unwrap();
-    std::fs::rename(&t, dir.join(at)).unwrap();
-}
-
-/// Replace `at` atomically with a regular file holding `content`.
-fn swap_file(dir: &Path, at: &str, content: &str, tmp: &str) {
-    let t = dir.join(tmp);
-    std::fs::write(&t, content).unwrap();
-    std::fs::rename(&t, dir.join(at)).unwrap();
-}
-
 /// Read `path` at least `reads` times while `flip` runs in a loop on another
 /// thread, until both outcomes have been seen (a read served and a read
 /// refused) and the flipper has made progress, up to ten times as many
-/// reads. The secret must never appear. Returns `(served, refused)`.
+/// reads. The secret must never appear.
 fn race(
     fx: &Fixture,
     opts: &Options,
     path: &str,
     reads: usize,
     flip: impl Fn(u64) + Send + 'static,
-) -> (usize, usize) {
+) {
     let mut m = connect(&fx.root, opts, Era::Modern);
     let stop = Arc::new(AtomicBool::new(false));
     let flips = Arc::new(AtomicU64::new(0));
@@ -271,38 +256,41 @@ fn race(
         "no read was served; the race proves nothing: {summary}"
     );
     assert!(refused > 0, "no read saw the outside state: {summary}");
-    (ok, refused)
+}
+
+/// The race: `name` and `name.alt` trade places atomically (renameat2
+/// RENAME_EXCHANGE) in a loop, so each state lasts as long as the other,
+/// while `path` (which goes through `name`) is read.
+fn exchange_race(fx: &Fixture, opts: &Options, name: &str, path: &str) {
+    let a = fx.root.join(name);
+    let b = fx.root.join(format!("{name}.alt"));
+    race(fx, opts, path, 300, move |_| exchange(&a, &b));
+    for p in [fx.root.join(name), fx.root.join(format!("{name}.alt"))] {
+        if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
 }
 
 #[test]
 fn swapping_a_link_during_reads_never_leaks_the_outside_file() {
     let fx = Fixture::new();
     fx.file("docs/a.txt", "inside a\n");
-    let root = fx.root.clone();
     let secret = fx.outside.join("secret.txt");
     for mode in Mode::BOTH {
-        // Following on: the link is resolved, then opened; it flips between
-        // an inside target and the outside secret in between.
-        swap_link(&root, "flip", Path::new("docs/a.txt"), "flip.tmp");
-        let (r2, s2) = (root.clone(), secret.clone());
-        let _ = race(&fx, &follow(mode), "flip", 300, move |i| {
-            if i % 2 == 0 {
-                swap_link(&r2, "flip", &s2, "flip.tmp");
-            } else {
-                swap_link(&r2, "flip", Path::new("docs/a.txt"), "flip.tmp");
-            }
-        });
+        // Following on: the link is resolved, then opened, while it flips
+        // between an inside target and the outside secret.
+        fx.symlink("flip", "docs/a.txt");
+        fx.symlink("flip.alt", &secret);
+        exchange_race(&fx, &follow(mode), "flip", "flip");
 
-        // Following off: a regular file swapped for a link to the secret.
-        swap_file(&root, "flip", "inside flip\n", "flip.tmp");
-        let (r2, s2) = (root.clone(), secret.clone());
-        let _ = race(&fx, &Options::new(mode), "flip", 300, move |i| {
-            if i % 2 == 0 {
-                swap_link(&r2, "flip", &s2, "flip.tmp");
-            } else {
-                swap_file(&r2, "flip", "inside flip\n", "flip.tmp");
-            }
-        });
+        // Following off: a regular file and a link to the secret trade
+        // places, so a check can see the file and the open the link.
+        fx.file("flip", "inside flip\n");
+        fx.symlink("flip.alt", &secret);
+        exchange_race(&fx, &Options::new(mode), "flip", "flip");
     }
 }
 
@@ -310,39 +298,17 @@ fn swapping_a_link_during_reads_never_leaks_the_outside_file() {
 fn swapping_an_intermediate_directory_never_leaks() {
     let fx = Fixture::new();
     fx.file("docs/secret.txt", "inside twin\n");
-    fx.file("realdir/secret.txt", "inside real\n");
-    let root = fx.root.clone();
-    let outside = fx.outside.clone();
     for mode in Mode::BOTH {
         // Following on: a directory link flips between inside and outside.
-        swap_link(&root, "d", Path::new("docs"), "d.tmp");
-        let (r2, o2) = (root.clone(), outside.clone());
-        let _ = race(&fx, &follow(mode), "d/secret.txt", 300, move |i| {
-            if i % 2 == 0 {
-                swap_link(&r2, "d", &o2, "d.tmp");
-            } else {
-                swap_link(&r2, "d", Path::new("docs"), "d.tmp");
-            }
-        });
+        fx.symlink("d", "docs");
+        fx.symlink("d.alt", &fx.outside);
+        exchange_race(&fx, &follow(mode), "d", "d/secret.txt");
 
         // Following off: a real directory and a link to the outside one
-        // trade places atomically (renameat2 RENAME_EXCHANGE), so a check
-        // can see the directory and the open the link.
-        std::fs::rename(root.join("realdir"), root.join("e")).unwrap();
-        swap_link(&root, "e_link", &outside, "e.tmp");
-        let r2 = root.clone();
-        let _ = race(&fx, &Options::new(mode), "e/secret.txt", 300, move |_| {
-            exchange(&r2.join("e"), &r2.join("e_link"));
-        });
-        // Put the real directory back under its name for the next mode.
-        if std::fs::symlink_metadata(root.join("e"))
-            .unwrap()
-            .is_symlink()
-        {
-            exchange(&root.join("e"), &root.join("e_link"));
-        }
-        std::fs::remove_file(root.join("e_link")).unwrap();
-        std::fs::rename(root.join("e"), root.join("realdir")).unwrap();
+        // trade places.
+        fx.file("e/secret.txt", "inside real\n");
+        fx.symlink("e.alt", &fx.outside);
+        exchange_race(&fx, &Options::new(mode), "e", "e/secret.txt");
     }
 }
 
