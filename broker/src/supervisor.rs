@@ -214,10 +214,48 @@ impl Pool {
                     }
                 }
             })?;
+        // A worker that dies while idle is reaped and replaced when the
+        // kernel reports a child's exit, not whenever a request next picks
+        // it (until then it would be a zombie and the pool one short).
+        let mut sigchld = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())?;
+        let weak = Arc::downgrade(&pool);
+        tokio::spawn(async move {
+            while sigchld.recv().await.is_some() {
+                let Some(pool) = weak.upgrade() else { break };
+                pool.reap_idle().await;
+            }
+        });
         for _ in 0..pool.size {
             pool.request_spawn();
         }
         Ok(pool)
+    }
+
+    /// Reap and replace every idle worker that has exited.
+    async fn reap_idle(&self) {
+        let dead: Vec<Worker> = match self.idle.lock() {
+            Ok(mut idle) => {
+                let mut dead = Vec::new();
+                let mut i = 0;
+                while i < idle.len() {
+                    if idle[i].has_exited() {
+                        dead.push(idle.remove(i));
+                    } else {
+                        i += 1;
+                    }
+                }
+                dead
+            }
+            Err(_) => return,
+        };
+        for worker in dead {
+            // Each idle worker holds one `ready` permit. If a waiter took it
+            // first, that waiter finds the idle list one shorter and waits.
+            if let Ok(p) = self.ready.try_acquire() {
+                p.forget();
+            }
+            let _ = self.discard(worker, "died while idle").await;
+        }
     }
 
     fn request_spawn(&self) {
