@@ -158,6 +158,25 @@ fn a_worker_dying_while_idle_costs_no_request() {
 }
 
 #[test]
+fn a_worker_dying_while_idle_is_reaped_and_replaced_without_a_request() {
+    let fx = fixture();
+    let o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "2");
+    let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+    let pids = m.wait_for_ready_workers(2);
+    signal(pids[0], libc::SIGKILL);
+    // No request is sent: the broker must notice by itself.
+    let now = replaced(&m, pids[0], 2);
+    assert!(now.contains(&pids[1]), "{now:?}");
+    assert!(
+        eventually(Duration::from_secs(2), || zombies_of(m.pid()).is_empty()),
+        "{:?}",
+        zombies_of(m.pid())
+    );
+    assert_eq!(process_state(pids[0]), None);
+    assert_works(&mut m);
+}
+
+#[test]
 fn the_pool_refills_to_its_size() {
     let fx = fixture();
     let o = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "2");
