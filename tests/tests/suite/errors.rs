@@ -361,3 +361,25 @@ fn errors_never_carry_internal_detail() {
         }
     }
 }
+
+#[test]
+fn ids_are_echoed_exactly() {
+    let fx = Fixture::new();
+    for era in Era::BOTH {
+        let mut m = Moat::connect(&fx.root, &opts(), era);
+        for id in [
+            json!(0),
+            json!(-1),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1.5),
+            json!(""),
+            json!("id with spaces and ünïcode"),
+        ] {
+            m.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params_for(era, json!({}))}));
+            let r = m.recv();
+            assert_eq!(r["id"], id, "{r}");
+            assert!(r["result"]["tools"].is_array(), "{r}");
+        }
+    }
+}

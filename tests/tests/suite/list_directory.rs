@@ -137,3 +137,33 @@ fn an_empty_directory_lists_nothing() {
     assert_eq!(r["content"].as_array().unwrap().len(), 1, "{r}");
     assert!(r["structuredContent"].get("untrusted_content").is_none());
 }
+
+#[test]
+fn unusual_names_are_listed_and_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    fx.file("dir with space/ünï cödé.txt", "unicode\n");
+    fx.file("dir with space/-rf", "dash\n");
+    let raw = std::ffi::OsStr::from_bytes(b"bad\xffname");
+    std::fs::write(fx.root.join("dir with space").join(raw), "x").unwrap();
+    for mode in Mode::BOTH {
+        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let r = call_ok(&mut m, "list_directory", json!({"path": "dir with space"}));
+        assert_eq!(r["structuredContent"]["files"], 3, "{r}");
+        let n = names(&r);
+        assert!(n.contains(&"ünï cödé.txt".to_owned()), "{n:?}");
+        assert!(n.contains(&"-rf".to_owned()), "{n:?}");
+        assert!(n.iter().any(|x| x.starts_with("bad")), "{n:?}");
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "dir with space/ünï cödé.txt"}),
+        );
+        assert_eq!(
+            r["structuredContent"]["path"],
+            "dir with space/ünï cödé.txt"
+        );
+        let r = call_ok(&mut m, "read_file", json!({"path": "dir with space/-rf"}));
+        assert_eq!(r["structuredContent"]["total_lines"], 1);
+    }
+}
