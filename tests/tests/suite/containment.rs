@@ -2,10 +2,10 @@
 //! paths, NUL bytes, percent-encoding, and what a refusal may reveal (seed
 //! §3.2, §14 TestPathTraversal).
 
-use moat_tests::{Era, Fixture, Mode, Options, text};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;
 
-use super::util::{SECRET, call_err, call_ok, connect, fenced_body};
+use super::util::{SECRET, call_err, call_ok, fenced_body};
 
 /// The seed's eight escape shapes.
 const SHAPES: [&str; 8] = [
@@ -33,7 +33,7 @@ fn traversal_shapes_are_refused_by_both_tools() {
     let parent = fx.root.parent().unwrap().display().to_string();
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             for shape in SHAPES {
                 for tool in ["read_file", "list_directory"] {
                     let (code, r) = call_err(&mut m, tool, json!({"path": shape}));
@@ -62,7 +62,7 @@ fn traversal_that_climbs_out_is_outside_workspace() {
     // missing file (which would hint at what exists outside).
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         for shape in [
             "..",
             "../",
@@ -96,7 +96,7 @@ fn absolute_paths_are_contained_not_refused_outright() {
     let outside = fx.outside.join("secret.txt").display().to_string();
     let sneaky = format!("{}/../outside/secret.txt", fx.root.display());
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "read_file", json!({"path": inside}));
         assert_eq!(r["structuredContent"]["path"], "docs/guide.md", "{r}");
         assert_eq!(fenced_body(&r), "1  guide");
@@ -127,7 +127,7 @@ fn absolute_paths_are_contained_not_refused_outright() {
 fn dot_dot_that_stays_inside_works() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Legacy);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Legacy);
         for p in [
             "docs/../src/x.py",
             "./src/x.py",
@@ -150,7 +150,7 @@ fn a_nul_byte_is_outside_workspace() {
     let fx = fixture();
     fx.file("README.md", "readme\n");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         for p in ["README.md\u{0}/../../.env", "\u{0}", "docs\u{0}guide.md"] {
             for tool in ["read_file", "list_directory"] {
                 let (code, r) = call_err(&mut m, tool, json!({"path": p}));
@@ -166,7 +166,7 @@ fn a_nul_byte_is_outside_workspace() {
 fn percent_encoding_is_just_a_name() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         for p in [
             "%2e%2e/%2e%2e/etc/passwd",
             "..%2f..%2fetc%2fpasswd",
@@ -186,7 +186,7 @@ fn percent_encoding_is_just_a_name() {
 #[test]
 fn refusals_quote_only_the_request() {
     let fx = fixture();
-    let mut m = connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
     let (_, r) = call_err(&mut m, "read_file", json!({"path": "../../etc/shadow"}));
     let msg = r["structuredContent"]["message"].as_str().unwrap();
     assert!(msg.contains("'../../etc/shadow'"), "{msg}");

@@ -2,10 +2,10 @@
 //! case, checked on the resolved path, extensible but never shortened, and
 //! never named in listings (seed §3.3, §14 TestDenylist).
 
-use moat_tests::{Era, Fixture, Mode, Options, text};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;
 
-use super::util::{call_err, call_ok, connect, fenced_body};
+use super::util::{call_err, call_ok, fenced_body};
 
 const CONTENT: &str = "DENIED-CONTENT-91ab";
 
@@ -70,7 +70,7 @@ fn denied_files_are_refused() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             for p in DENIED.iter().chain(&ALIASES) {
                 let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
                 assert_eq!(code, "denied_path", "{mode:?}/{era:?} {p}: {r}");
@@ -89,7 +89,7 @@ fn denied_files_are_refused() {
 fn denied_directories_cannot_be_listed() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         for p in [
             ".git",
             ".ssh",
@@ -117,7 +117,7 @@ fn denied_directories_cannot_be_listed() {
 fn seed_quirk_11_multi_segment_directories_are_denied_at_any_depth() {
     // See: seed quirk 11
     let fx = fixture();
-    let mut m = connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
     for p in [
         "sub/.config/gcloud/creds.json",
         "pkg/node_modules/.cache/y.js",
@@ -131,7 +131,7 @@ fn seed_quirk_11_multi_segment_directories_are_denied_at_any_depth() {
 #[test]
 fn the_reason_quotes_the_rule() {
     let fx = fixture();
-    let mut m = connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
     let (_, r) = call_err(&mut m, "read_file", json!({"path": ".env"}));
     assert!(text(&r, 0).contains("'.env'"), "{r}");
     let (_, r) = call_err(&mut m, "read_file", json!({"path": "Deploy.PEM"}));
@@ -145,7 +145,7 @@ fn deny_extra_extends_the_list() {
     let fx = fixture();
     for mode in Mode::BOTH {
         let o = Options::new(mode).env("MOAT_SANDBOX__DENY_EXTRA", "README.md, *.py");
-        let mut m = connect(&fx.root, &o, Era::Modern);
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
         for p in [
             "README.md",
             "docs/readme.md",
@@ -168,7 +168,7 @@ fn an_empty_deny_extra_does_not_unlock_anything() {
     let fx = fixture();
     for extra in ["", ",", " , ,"] {
         let o = Options::new(Mode::InProcess).env("MOAT_SANDBOX__DENY_EXTRA", extra);
-        let mut m = connect(&fx.root, &o, Era::Modern);
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
         for p in [".env", "deploy.pem", ".git/config"] {
             let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
             assert_eq!(code, "denied_path", "extra {extra:?} {p}: {r}");
@@ -190,7 +190,7 @@ fn listings_count_denied_entries_without_naming_them() {
     fx.file(".hidden", "x");
     fx.file("README.md", "x");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({"include_hidden": true}));
         let s = &r["structuredContent"];
         let names: Vec<&str> = s["entries"]

@@ -2,10 +2,10 @@
 //! names, record shape, `walked_by_search`, and the not-a-directory and
 //! missing cases (seed §2.2).
 
-use moat_tests::{Era, Fixture, Mode, Options, text};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
-use super::util::{call_err, call_ok, connect};
+use super::util::{call_err, call_ok};
 
 fn names(r: &Value) -> Vec<String> {
     r["structuredContent"]["entries"]
@@ -27,7 +27,7 @@ fn directories_first_then_files_sorted_case_insensitively() {
     fx.dir("a");
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             let r = call_ok(&mut m, "list_directory", json!({}));
             assert_eq!(names(&r), ["a", "B", "c", "A.txt", "b.txt", "C.md"], "{r}");
             let s = &r["structuredContent"];
@@ -53,7 +53,7 @@ fn records_have_workspace_relative_paths_and_sizes() {
     fx.file("target/debug/x", "x");
     fx.dir("src/pkg/inner");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({"path": "src/pkg"}));
         let s = &r["structuredContent"];
         assert_eq!(s["path"], "src/pkg");
@@ -92,7 +92,7 @@ fn hidden_names_need_include_hidden_except_github() {
     fx.dir(".vscode");
     fx.file("visible", "v");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({}));
         assert_eq!(names(&r), [".github", "visible"], "{r}");
         let r = call_ok(&mut m, "list_directory", json!({"include_hidden": false}));
@@ -114,7 +114,7 @@ fn files_and_missing_paths_are_refused() {
     let fx = Fixture::new();
     fx.file("a.txt", "a");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Legacy);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Legacy);
         let (code, r) = call_err(&mut m, "list_directory", json!({"path": "a.txt"}));
         assert_eq!(code, "not_a_directory", "{r}");
         assert!(text(&r, 0).contains("read_file"), "{r}");
@@ -129,7 +129,7 @@ fn files_and_missing_paths_are_refused() {
 fn an_empty_directory_lists_nothing() {
     let fx = Fixture::new();
     fx.dir("empty");
-    let mut m = connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
     let r = call_ok(&mut m, "list_directory", json!({"path": "empty"}));
     assert_eq!(r["structuredContent"]["entries"], json!([]), "{r}");
     assert_eq!(text(&r, 0), "empty/: 0 entries.");
@@ -147,7 +147,7 @@ fn unusual_names_are_listed_and_read() {
     let raw = std::ffi::OsStr::from_bytes(b"bad\xffname");
     std::fs::write(fx.root.join("dir with space").join(raw), "x").unwrap();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({"path": "dir with space"}));
         assert_eq!(r["structuredContent"]["files"], 3, "{r}");
         let n = names(&r);

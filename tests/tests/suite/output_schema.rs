@@ -11,8 +11,6 @@ use std::collections::BTreeMap;
 use moat_tests::{Era, Fixture, Moat, Mode, Options};
 use serde_json::{Value, json};
 
-use super::util::connect;
-
 /// Every problem with `v` against `schema`, each as `path: what`.
 fn check(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
     let Some(s) = schema.as_object() else { return };
@@ -152,7 +150,7 @@ fn seed_quirk_8_real_results_validate_against_their_output_schema() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             let schemas = output_schemas(&mut m);
             let calls = [
                 ("read_file", json!({"path": "src/main.rs"})),
@@ -186,7 +184,7 @@ fn seed_quirk_10_every_result_reports_redaction_refusals_included() {
     // See: seed quirk 10
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let calls = [
             ("read_file", json!({"path": "src/main.rs"})),
             ("read_file", json!({"path": "key.py"})),

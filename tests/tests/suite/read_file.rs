@@ -3,10 +3,10 @@
 //! and missing files (seed §2.1 with our fixes; the line rule is documented
 //! in `worker/src/tools/read_file.rs`).
 
-use moat_tests::{Era, Fixture, Mode, Options, text};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
-use super::util::{call_err, call_ok, connect, fenced_body};
+use super::util::{call_err, call_ok, fenced_body};
 
 fn fixture() -> Fixture {
     let fx = Fixture::new();
@@ -44,7 +44,7 @@ fn whole_file() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             let r = read(&mut m, json!({"path": "three.txt"}));
             let s = &r["structuredContent"];
             assert_eq!(s["path"], "three.txt");
@@ -72,7 +72,7 @@ fn whole_file() {
 fn ranges_and_numbering() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = read(
             &mut m,
             json!({"path": "twelve.txt", "start_line": 9, "end_line": 10}),
@@ -118,7 +118,7 @@ fn ranges_and_numbering() {
 fn impossible_ranges_are_unsupported() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let (code, r) = call_err(
             &mut m,
             "read_file",
@@ -152,7 +152,7 @@ fn seed_quirk_7_an_empty_file_reads_fine() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             let r = read(&mut m, json!({"path": "empty.txt"}));
             let s = &r["structuredContent"];
             assert_eq!(s["total_lines"], 0, "{r}");
@@ -177,7 +177,7 @@ fn seed_quirk_7_an_empty_file_reads_fine() {
 fn line_endings_follow_the_documented_rule() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = read(&mut m, json!({"path": "crlf.txt"}));
         assert_eq!(r["structuredContent"]["total_lines"], 3);
         assert_eq!(fenced_body(&r), "1  one\n2  two\n3  three");
@@ -203,7 +203,7 @@ fn line_endings_follow_the_documented_rule() {
 fn binary_files_are_refused_by_their_first_8_kib() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let (code, r) = call_err(&mut m, "read_file", json!({"path": "logo.bin"}));
         assert_eq!(code, "binary_file", "{r}");
         assert!(!r.to_string().contains("text at first"), "{r}");
@@ -219,7 +219,7 @@ fn binary_files_are_refused_by_their_first_8_kib() {
 fn directories_and_missing_files() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Legacy);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Legacy);
         for p in ["docs", "docs/", ".", ""] {
             let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
             assert_eq!(code, "not_a_file", "{p:?}: {r}");
@@ -243,7 +243,7 @@ fn directories_and_missing_files() {
 #[test]
 fn each_read_gets_a_fresh_fence_nonce() {
     let fx = fixture();
-    let mut m = connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
     let a = text(&read(&mut m, json!({"path": "three.txt"})), 1);
     let b = text(&read(&mut m, json!({"path": "three.txt"})), 1);
     let nonce = |t: &str| t.lines().next().unwrap().to_owned();

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use moat_tests::{Era, Fixture, Mode, Options, text};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;
 
-use super::util::{call_err, call_ok, connect};
+use super::util::{call_err, call_ok};
 
 #[test]
 fn reading_a_fifo_is_refused_promptly() {
@@ -18,7 +18,7 @@ fn reading_a_fifo_is_refused_promptly() {
     fx.file("a.txt", "a\n");
     for mode in Mode::BOTH {
         for era in Era::BOTH {
-            let mut m = connect(&fx.root, &Options::new(mode), era);
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             for p in ["pipe", "sub/pipe2"] {
                 let t = Instant::now();
                 let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
@@ -47,7 +47,7 @@ fn reading_a_socket_or_device_is_refused() {
     let have_dev =
         unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 3)) } == 0;
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let (code, r) = call_err(&mut m, "read_file", json!({"path": "sock"}));
         assert_eq!(code, "special_file", "{r}");
         assert!(text(&r, 0).contains("socket"), "{r}");
@@ -67,7 +67,7 @@ fn listing_a_directory_with_a_fifo_and_a_socket_does_not_block() {
     fx.file("a.txt", "a\n");
     fx.dir("d");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let t = Instant::now();
         let r = call_ok(&mut m, "list_directory", json!({}));
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());

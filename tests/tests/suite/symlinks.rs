@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use moat_tests::{Era, Fixture, Mode, Options, text};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
-use super::util::{SECRET, call_err, call_ok, connect, fenced_body};
+use super::util::{SECRET, call_err, call_ok, fenced_body};
 
 fn fixture() -> Fixture {
     let fx = Fixture::new();
@@ -49,7 +49,7 @@ fn escaping_links_are_outside_workspace() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for opts in [Options::new(mode), follow(mode)] {
-            let mut m = connect(&fx.root, &opts, Era::Modern);
+            let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
             for p in ["esc_abs", "esc_rel", "docs/esc_deep", "esc_dir/secret.txt"] {
                 let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
                 assert_eq!(code, "outside_workspace", "{mode:?} {p}: {r}");
@@ -68,7 +68,7 @@ fn escaping_links_are_outside_workspace() {
 fn in_workspace_links_are_denied_by_default() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Legacy);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Legacy);
         for p in ["inside_link", "inside_abs", "dangling"] {
             let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
             assert_eq!(code, "denied_path", "{mode:?} {p}: {r}");
@@ -84,7 +84,7 @@ fn in_workspace_links_are_denied_by_default() {
 fn in_workspace_links_resolve_when_following_is_on() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &follow(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &follow(mode), Era::Modern);
         for p in ["inside_link", "inside_abs", "linkdir/a.txt"] {
             let r = call_ok(&mut m, "read_file", json!({"path": p}));
             assert_eq!(fenced_body(&r), "1  inside a", "{mode:?} {p}");
@@ -115,7 +115,7 @@ fn seed_quirk_12_a_symlinked_intermediate_directory_is_refused() {
     fx.file("real/sub/f.txt", "deep\n");
     fx.symlink("real/link", "sub");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         for p in ["linkdir/a.txt", "linkdir/../docs/a.txt", "real/link/f.txt"] {
             let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
             assert_eq!(code, "denied_path", "{mode:?} {p}: {r}");
@@ -133,7 +133,7 @@ fn seed_quirk_12_a_symlinked_intermediate_directory_is_refused() {
 fn loops_are_refused_without_following() {
     let fx = fixture();
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let (code, r) = call_err(&mut m, "read_file", json!({"path": "loop1"}));
         assert_eq!(code, "denied_path", "{r}");
     }
@@ -144,7 +144,7 @@ fn a_link_created_after_a_listing_is_refused_at_read_time() {
     let fx = Fixture::new();
     fx.file("docs/a.txt", "inside a\n");
     for mode in Mode::BOTH {
-        let mut m = connect(&fx.root, &Options::new(mode), Era::Modern);
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({}));
         assert_eq!(r["structuredContent"]["symlinks_skipped"], 0, "{r}");
         let late = fx.symlink("late", fx.outside.join("secret.txt"));
@@ -174,7 +174,7 @@ fn listings_count_links_and_never_follow_them() {
     fx.symlink(".hidden_link", "docs");
     for mode in Mode::BOTH {
         for opts in [Options::new(mode), follow(mode)] {
-            let mut m = connect(&fx.root, &opts, Era::Modern);
+            let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
             let r = call_ok(&mut m, "list_directory", json!({}));
             let s = &r["structuredContent"];
             let names: Vec<&str> = s["entries"]
@@ -212,7 +212,7 @@ fn race(
     reads: usize,
     flip: impl Fn(u64) + Send + 'static,
 ) {
-    let mut m = connect(&fx.root, opts, Era::Modern);
+    let mut m = Moat::connect(&fx.root, opts, Era::Modern);
     let stop = Arc::new(AtomicBool::new(false));
     let flips = Arc::new(AtomicU64::new(0));
     let (s2, f2) = (Arc::clone(&stop), Arc::clone(&flips));

@@ -3,16 +3,11 @@
 
 use std::time::Duration;
 
-use moat_tests::{Era, Moat, Options, error_code, text};
+use moat_tests::{Era, Moat, error_code, text};
 use serde_json::{Value, json};
 
 /// The text every outside fixture file holds; must never reach a client.
 pub const SECRET: &str = "OUTSIDE-SECRET-7d1f";
-
-/// Start a server on `root` and complete the handshake for `era`.
-pub fn connect(root: &std::path::Path, opts: &Options, era: Era) -> Moat {
-    Moat::connect(root, opts, era)
-}
 
 /// Call `tool` and require a successful (non-error) tool result.
 #[track_caller]
