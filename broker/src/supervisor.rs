@@ -116,6 +116,13 @@ struct Worker {
     stream: UnixStream,
 }
 
+impl Worker {
+    /// Whether the process has already exited (or cannot be waited for).
+    fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
 /// How to start workers.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
@@ -207,10 +214,48 @@ impl Pool {
                     }
                 }
             })?;
+        // A worker that dies while idle is reaped and replaced when the
+        // kernel reports a child's exit, not whenever a request next picks
+        // it (until then it would be a zombie and the pool one short).
+        let mut sigchld = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())?;
+        let weak = Arc::downgrade(&pool);
+        tokio::spawn(async move {
+            while sigchld.recv().await.is_some() {
+                let Some(pool) = weak.upgrade() else { break };
+                pool.reap_idle().await;
+            }
+        });
         for _ in 0..pool.size {
             pool.request_spawn();
         }
         Ok(pool)
+    }
+
+    /// Reap and replace every idle worker that has exited.
+    async fn reap_idle(&self) {
+        let dead: Vec<Worker> = match self.idle.lock() {
+            Ok(mut idle) => {
+                let mut dead = Vec::new();
+                let mut i = 0;
+                while i < idle.len() {
+                    if idle[i].has_exited() {
+                        dead.push(idle.remove(i));
+                    } else {
+                        i += 1;
+                    }
+                }
+                dead
+            }
+            Err(_) => return,
+        };
+        for worker in dead {
+            // Each idle worker holds one `ready` permit. If a waiter took it
+            // first, that waiter finds the idle list one shorter and waits.
+            if let Ok(p) = self.ready.try_acquire() {
+                p.forget();
+            }
+            let _ = self.discard(worker, "died while idle").await;
+        }
     }
 
     fn request_spawn(&self) {
@@ -259,6 +304,7 @@ impl Pool {
             self.discard_blocking(child);
             return;
         }
+        tracing::debug!(pid = child.id(), "worker.ready");
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(Worker { child, stream });
         }
@@ -269,35 +315,15 @@ impl Pool {
         let start = Instant::now();
         let deadline = start + budget;
         let mut worker = loop {
-            if let Ok(permit) = self.ready.try_acquire() {
-                permit.forget();
-                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
-                    Some(w) => break w,
-                    None => continue,
-                }
+            let mut worker = self.acquire(deadline, budget).await?;
+            // A worker that died while idle (OOM killer, an operator's kill)
+            // never saw this request: replace it and take another, rather
+            // than fail a request the client did nothing wrong with.
+            if worker.has_exited() {
+                let _ = self.discard(worker, "died while idle").await;
+                continue;
             }
-            if self.live.load(Ordering::SeqCst) == 0 {
-                return Err(ToolFailure::Unavailable);
-            }
-            tokio::select! {
-                acquired = self.ready.acquire() => match acquired {
-                    Ok(p) => {
-                        p.forget();
-                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
-                            break w;
-                        }
-                    }
-                    Err(_) => return Err(ToolFailure::Unavailable),
-                },
-                () = self.all_gone.notified() => {}
-                () = tokio::time::sleep_until(deadline.into()) => {
-                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
-                        ToolFailure::Unavailable
-                    } else {
-                        ToolFailure::TimedOut { budget }
-                    });
-                }
-            }
+            break worker;
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
         let envelope = RequestEnvelope {
@@ -339,6 +365,41 @@ impl Pool {
         }
     }
 
+    /// Wait for an idle worker until `deadline`.
+    async fn acquire(&self, deadline: Instant, budget: Duration) -> Result<Worker, ToolFailure> {
+        loop {
+            if let Ok(permit) = self.ready.try_acquire() {
+                permit.forget();
+                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                    Some(w) => return Ok(w),
+                    None => continue,
+                }
+            }
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return Err(ToolFailure::Unavailable);
+            }
+            tokio::select! {
+                acquired = self.ready.acquire() => match acquired {
+                    Ok(p) => {
+                        p.forget();
+                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                            return Ok(w);
+                        }
+                    }
+                    Err(_) => return Err(ToolFailure::Unavailable),
+                },
+                () = self.all_gone.notified() => {}
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
+                        ToolFailure::Unavailable
+                    } else {
+                        ToolFailure::TimedOut { budget }
+                    });
+                }
+            }
+        }
+    }
+
     fn release(&self, worker: Worker) {
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(worker);
@@ -368,9 +429,10 @@ impl Pool {
     fn discard_blocking(&self, mut child: std::process::Child) {
         let _ = kill_group(child.id());
         let pid = child.id();
-        tokio::task::spawn_blocking(move || {
-            let _ = child.wait();
-        });
+        // Reap before counting it gone: `shutdown` returns once `live` is 0,
+        // and a reap left to a background task may never run before exit.
+        // The child was just SIGKILLed, so this wait is short.
+        let _ = child.wait();
         self.forget_pid(pid);
         self.live.fetch_sub(1, Ordering::SeqCst);
         self.all_gone.notify_waiters();
