@@ -322,16 +322,25 @@ impl Moat {
     /// notifications/initialized; modern: nothing to do).
     #[must_use]
     pub fn connect(root: &Path, opts: &Options, era: Era) -> Moat {
+        if era == Era::Legacy {
+            return Moat::connect_legacy(root, opts, "2025-11-25");
+        }
         let mut m = Moat::start(root, opts);
         m.era = era;
-        if era == Era::Legacy {
-            let r = m.request_raw(
-                "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "moat-tests", "version": "0"}}),
-            );
-            assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
-            m.notify("notifications/initialized", json!({}));
-        }
+        m
+    }
+
+    /// Start and complete a legacy handshake negotiating `version`.
+    #[must_use]
+    pub fn connect_legacy(root: &Path, opts: &Options, version: &str) -> Moat {
+        let mut m = Moat::start(root, opts);
+        m.era = Era::Legacy;
+        let r = m.request_raw(
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "moat-tests", "version": "0"}}),
+        );
+        assert_eq!(r["result"]["protocolVersion"], version, "{r}");
+        m.notify("notifications/initialized", json!({}));
         m
     }
 

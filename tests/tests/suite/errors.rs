@@ -5,7 +5,7 @@
 use moat_tests::{Era, Fixture, Moat, Mode, Options};
 use serde_json::{Value, json};
 
-use super::util::{assert_response_line, params_for, rpc_err, rpc_error_of};
+use super::util::{assert_response_line, params_for, rpc_err, rpc_error_of, schema_refusal};
 
 fn opts() -> Options {
     Options::new(Mode::InProcess)
@@ -146,8 +146,18 @@ fn batches_are_refused_and_not_executed() {
 fn tools_call_invalid_params() {
     let fx = Fixture::new();
     fx.file("a.txt", "a\n");
-    for era in Era::BOTH {
-        let mut m = Moat::connect(&fx.root, &opts(), era);
+    // (era, legacy version, schema failures are tool errors)
+    let eras = [
+        (Era::Modern, "", true),
+        (Era::Legacy, "2025-11-25", true),
+        (Era::Legacy, "2025-06-18", false),
+    ];
+    for (era, version, tool_error) in eras {
+        let mut m = if era == Era::Legacy {
+            Moat::connect_legacy(&fx.root, &opts(), version)
+        } else {
+            Moat::connect(&fx.root, &opts(), era)
+        };
         let cases: Vec<(Value, &str)> = vec![
             (
                 json!({"name": "no_such_tool", "arguments": {}}),
@@ -223,13 +233,28 @@ fn tools_call_invalid_params() {
             ),
         ];
         for (params, needle) in cases {
-            let (code, msg, r) = rpc_err(&mut m, "tools/call", params.clone());
-            assert_eq!(code, -32602, "{era:?} {params}: {r}");
-            assert!(
-                msg.contains(needle),
-                "{params}: message should contain {needle:?}: {r}"
-            );
-            assert!(r.get("result").is_none());
+            // Envelope problems (no usable name, arguments not an object,
+            // unknown tool) are protocol errors in every revision; arguments
+            // that fail the tool's schema follow the revision (SEP-1303).
+            let schema_level = needle.starts_with("arguments.")
+                || needle.starts_with("arguments is")
+                || needle == "bogus"
+                || needle == "recursive";
+            if schema_level {
+                let msg = schema_refusal(&mut m, params.clone(), tool_error);
+                assert!(
+                    msg.contains(needle),
+                    "{era:?} {version} {params}: {msg:?} should contain {needle:?}"
+                );
+            } else {
+                let (code, msg, r) = rpc_err(&mut m, "tools/call", params.clone());
+                assert_eq!(code, -32602, "{era:?} {params}: {r}");
+                assert!(
+                    msg.contains(needle),
+                    "{params}: message should contain {needle:?}: {r}"
+                );
+                assert!(r.get("result").is_none());
+            }
         }
     }
 }
@@ -243,14 +268,17 @@ fn an_overlong_path_is_refused_by_the_schema_before_any_handler_runs() {
     let long = "../".repeat(1667);
     assert!(long.len() > 4096 && long.len() < 5010);
     for tool in ["read_file", "list_directory"] {
-        let (code, msg, r) = rpc_err(
+        let msg = schema_refusal(
             &mut m,
-            "tools/call",
             json!({"name": tool, "arguments": {"path": long}}),
+            true,
         );
-        assert_eq!(code, -32602, "{r}");
-        assert!(msg.contains("arguments.path"), "{r}");
-        assert!(msg.contains("4096"), "{r}");
+        assert!(msg.contains("arguments.path"), "{msg}");
+        assert!(msg.contains("4096"), "{msg}");
+        assert!(
+            !msg.contains("outside"),
+            "the handler must not have run: {msg}"
+        );
         assert!(
             msg.len() < 400,
             "the message must not echo the value: {msg}"
@@ -266,12 +294,11 @@ fn an_overlong_path_is_refused_by_the_schema_before_any_handler_runs() {
     for i in 0..5000 {
         args.insert(format!("k{i}"), json!(i));
     }
-    let (code, msg, r) = rpc_err(
+    let msg = schema_refusal(
         &mut m,
-        "tools/call",
         json!({"name": "read_file", "arguments": args}),
+        true,
     );
-    assert_eq!(code, -32602, "{r}");
     assert!(msg.len() < 400, "{msg}");
 }
 
@@ -283,12 +310,12 @@ fn deeply_nested_arguments_are_refused() {
     for _ in 0..50 {
         deep = json!({ "x": deep });
     }
-    let (code, _, r) = rpc_err(
+    let msg = schema_refusal(
         &mut m,
-        "tools/call",
         json!({"name": "read_file", "arguments": {"path": deep}}),
+        true,
     );
-    assert_eq!(code, -32602, "{r}");
+    assert!(msg.contains("arguments.path"), "{msg}");
     // Nesting past serde_json's own limit is a parse error, answered.
     let mut line = String::new();
     for _ in 0..200 {

@@ -163,3 +163,29 @@ pub fn params_for(era: Era, mut params: Value) -> Value {
     }
     params
 }
+
+/// Send `tools/call` with arguments that fail the tool's input schema and
+/// return the refusal's message. From revision 2025-11-25 on (SEP-1303) the
+/// refusal is a tool error `invalid_arguments` the model can correct; before
+/// it, a JSON-RPC `-32602`. Either way nothing ran: the caller checks that.
+#[track_caller]
+pub fn schema_refusal(m: &mut Moat, params: Value, tool_error: bool) -> String {
+    let r = m.request("tools/call", params.clone());
+    if tool_error {
+        assert!(
+            r.get("error").is_none(),
+            "{params}: expected a tool error, got {r}"
+        );
+        let result = &r["result"];
+        assert_eq!(result["isError"], json!(true), "{params}: {r}");
+        assert_eq!(error_code(result), "invalid_arguments", "{params}: {r}");
+        result["structuredContent"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        let (code, msg, r) = rpc_error_of(&r);
+        assert_eq!(code, -32602, "{params}: {r}");
+        msg
+    }
+}
