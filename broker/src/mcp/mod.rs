@@ -180,6 +180,7 @@ impl Server {
         if let Some(version) = legacy {
             return match msg.method.as_str() {
                 "ping" => Ok(json!({})),
+                "logging/setLevel" => set_log_level(id, &msg.params),
                 "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
                 "tools/call" => {
                     self.tools_call(id, &msg.params, Era::Legacy, None, &version)
@@ -225,6 +226,12 @@ impl Server {
         json!({"tools": {"listChanged": false}})
     }
 
+    fn legacy_capabilities(&self) -> Value {
+        // `logging` is declared so clients may call logging/setLevel; moat's
+        // logs go to stderr and it never sends notifications/message.
+        json!({"tools": {"listChanged": false}, "logging": {}})
+    }
+
     fn initialize(&self, msg: &Message, session: &Session, transport: TransportInfo<'_>) -> Value {
         let requested = msg
             .params
@@ -241,7 +248,7 @@ impl Server {
         }
         json!({
             "protocolVersion": version,
-            "capabilities": self.capabilities(),
+            "capabilities": self.legacy_capabilities(),
             "serverInfo": self.server_info(),
             "instructions": self.config.server.instructions,
         })
@@ -402,6 +409,30 @@ impl Server {
             result.insert("_meta".into(), self.result_meta(rm));
         }
         Ok(Value::Object(result))
+    }
+}
+
+/// Legacy `logging/setLevel`: a valid syslog level is acknowledged (moat
+/// logs to stderr and sends no `notifications/message`); anything else is
+/// `-32602`.
+fn set_log_level(id: Option<&Id>, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    const LEVELS: &[&str] = &[
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    match params.get("level").and_then(Value::as_str) {
+        Some(l) if LEVELS.contains(&l) => Ok(json!({})),
+        _ => Err(RpcError::new(
+            id.cloned(),
+            code::INVALID_PARAMS,
+            "logging/setLevel needs params.level, one of debug, info, notice, warning, error, critical, alert, emergency",
+        )),
     }
 }
 
