@@ -26,7 +26,6 @@ WORK=$(mktemp -d -t moat-judges-XXXXXX)
 SERVER_PID=""
 cleanup() { [[ -n "$SERVER_PID" ]] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
-[[ -n "${JUDGES_KEEP:-}" ]] && trap - EXIT
 
 # A small project with history, so every tool has something to answer.
 WS="$WORK/demo-project"
