@@ -507,6 +507,51 @@ fn stalled_connections_are_dropped_after_the_header_timeout() {
 }
 
 #[test]
+fn a_header_trickled_byte_by_byte_is_cut_off_at_the_header_timeout() {
+    let (_fx, s) = server(&[("MOAT_HTTP__HEADER_TIMEOUT_MS", "500")]);
+    let mut c = s.connect();
+    c.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ")
+        .unwrap();
+    // One byte every 50 ms: each read makes progress, but the deadline is
+    // for the whole head, not for each read.
+    let started = Instant::now();
+    let cut = loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if c.write_all(b"a").is_err() || started.elapsed() > Duration::from_secs(5) {
+            break started.elapsed();
+        }
+    };
+    assert!(
+        cut < Duration::from_secs(2),
+        "a trickling client kept its connection for {cut:?}"
+    );
+    assert_eq!(s.get("/healthz").status, 200);
+}
+
+#[test]
+fn a_body_that_stops_arriving_is_408_at_the_body_timeout() {
+    let (_fx, s) = server(&[("MOAT_HTTP__BODY_TIMEOUT_MS", "400")]);
+    let mut c = s.connect();
+    write!(
+        c,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        s.addr
+    )
+    .unwrap();
+    let started = Instant::now();
+    let r = read_response(&mut c).unwrap();
+    let took = started.elapsed();
+    assert_eq!(r.status, 408, "{r}");
+    assert!(r.json()["error"].is_string(), "{r}");
+    assert!(
+        took >= Duration::from_millis(350) && took < Duration::from_secs(3),
+        "answered after {took:?}"
+    );
+    // The slot it held is free again.
+    assert_read_ok(&s.post(&modern_call(1, "read_file", json!({"path": "a.txt"}))));
+}
+
+#[test]
 fn a_saturated_server_answers_503_with_retry_after_not_a_hang() {
     let (_fx, s) = server(&[
         ("MOAT_HTTP__MAX_IN_FLIGHT", "1"),
