@@ -985,6 +985,24 @@ mod tests {
     }
 
     #[test]
+    fn docs_configuration_lists_every_setting() {
+        let doc = include_str!("../../docs/configuration.md");
+        for name in env_names() {
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "docs/configuration.md does not document {name}"
+            );
+        }
+        for (section, field, _) in FIELDS {
+            assert!(
+                doc.contains(&format!("### `[{section}]`"))
+                    && doc.contains(&format!("| `{field}` |")),
+                "docs/configuration.md has no row for {section}.{field}"
+            );
+        }
+    }
+
+    #[test]
     fn type_errors_name_the_key() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("c.toml");
