@@ -427,25 +427,23 @@ fn port_zero_binds_an_ephemeral_port_and_logs_it() {
     assert!(s.wait_exit(Duration::from_secs(10)).unwrap().success());
 }
 
-/// Open `n` connections that hold a slot without doing work: a third send
-/// nothing, a third half a header, and a third one unauthorised request on
-/// a keep-alive connection (answered 401) and then nothing more.
+/// Open `n` connections that hold a slot without doing work: the first
+/// third send one request on a keep-alive connection (answered) and then
+/// nothing more, the rest alternately nothing at all and half a header.
+/// The answered ones come first so that opening the others never waits.
 fn stall(s: &HttpMoat, n: usize) -> Vec<std::net::TcpStream> {
     (0..n)
         .map(|i| {
             let mut c = s.connect();
-            match i % 3 {
-                0 => {}
-                1 => c
-                    .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
-                    .unwrap(),
-                _ => {
-                    let req = Req::mcp(&modern(1, "tools/list", json!({})))
-                        .set_header("Connection", "keep-alive");
-                    c.write_all(&req.to_bytes(s.addr)).unwrap();
-                    let r = read_response(&mut c).unwrap();
-                    assert!(matches!(r.status, 200 | 401), "{r}");
-                }
+            if i < n / 3 {
+                let req = Req::mcp(&modern(1, "tools/list", json!({})))
+                    .set_header("Connection", "keep-alive");
+                c.write_all(&req.to_bytes(s.addr)).unwrap();
+                let r = read_response(&mut c).unwrap();
+                assert!(matches!(r.status, 200 | 401), "{r}");
+            } else if i % 2 == 1 {
+                c.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
+                    .unwrap();
             }
             c
         })
