@@ -374,6 +374,7 @@ pub fn load(
         }
     }
     overlay_env(&mut tree, &sources.env)?;
+    check_types(&tree)?;
     let raw: Raw = serde_json::from_value(Value::Object(tree))
         .map_err(|e| ConfigError::Invalid(format!("configuration: {e}")))?;
     validate(raw, sources, transport, landlock_available)
@@ -421,6 +422,52 @@ fn overlay_env(tree: &mut Map<String, Value>, env: &[(String, String)]) -> Resul
             _ => {
                 return Err(ConfigError::Invalid(format!(
                     "{key}: its section is not a table"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuse a value of the wrong type, naming its key (the deserialiser's own
+/// message does not say which key it was reading). Unknown keys are left to
+/// the deserialiser, which names them.
+fn check_types(tree: &Map<String, Value>) -> Result<(), ConfigError> {
+    for (section, value) in tree {
+        if section == "environment" {
+            if !value.is_string() {
+                return Err(ConfigError::Invalid(format!(
+                    "environment must be a string, not {value}"
+                )));
+            }
+            continue;
+        }
+        let Value::Object(fields) = value else {
+            if FIELDS.iter().any(|(s, _, _)| s == section) {
+                return Err(ConfigError::Invalid(format!(
+                    "[{section}] must be a table, not {value}"
+                )));
+            }
+            continue;
+        };
+        for (field, v) in fields {
+            let Some((_, _, kind)) = FIELDS.iter().find(|(s, f, _)| s == section && f == field)
+            else {
+                continue;
+            };
+            let (ok, wanted) = match kind {
+                Kind::Str => (v.is_string(), "a string"),
+                Kind::Int => (v.is_u64(), "a non-negative integer"),
+                Kind::Float => (v.is_number(), "a number"),
+                Kind::Bool => (v.is_boolean(), "true or false"),
+                Kind::List => (
+                    v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+                    "a list of strings",
+                ),
+            };
+            if !ok {
+                return Err(ConfigError::Invalid(format!(
+                    "{section}.{field} must be {wanted}, not {v}"
                 )));
             }
         }
@@ -935,6 +982,59 @@ mod tests {
         assert_eq!(c.sandbox.limits.max_read_lines, 60);
         assert_eq!(c.sandbox.limits.max_file_bytes, 2048);
         assert_eq!(c.sandbox.deny_extra, vec!["a".to_owned(), "b".to_owned()]);
+    }
+
+    #[test]
+    fn docs_configuration_lists_every_setting() {
+        let doc = include_str!("../../docs/configuration.md");
+        for name in env_names() {
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "docs/configuration.md does not document {name}"
+            );
+        }
+        for (section, field, _) in FIELDS {
+            assert!(
+                doc.contains(&format!("### `[{section}]`"))
+                    && doc.contains(&format!("| `{field}` |")),
+                "docs/configuration.md has no row for {section}.{field}"
+            );
+        }
+    }
+
+    #[test]
+    fn type_errors_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.toml");
+        for (text, naming) in [
+            (
+                "[http]\nport = \"80\"\n",
+                "http.port must be a non-negative integer",
+            ),
+            ("[http]\nport = -1\n", "http.port"),
+            (
+                "[sandbox]\nfollow_symlinks = 1\n",
+                "sandbox.follow_symlinks must be true or false",
+            ),
+            (
+                "[sandbox]\ndeny_extra = \"a,b\"\n",
+                "sandbox.deny_extra must be a list of strings",
+            ),
+            ("sandbox = 3\n", "[sandbox] must be a table"),
+            ("environment = 1\n", "environment must be a string"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = load(
+                &Sources {
+                    file: Some(f.clone()),
+                    ..sources(&[])
+                },
+                Transport::Stdio,
+                true,
+            )
+            .unwrap_err();
+            assert!(e.to_string().contains(naming), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod http;
+
 /// The protocol revision of the stateless era.
 pub const MODERN: &str = "2026-07-28";
 
@@ -93,6 +95,69 @@ fn build(package: &str, release: bool, features: Option<&str>, target_dir: Optio
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
     let st = cmd.status().expect("run cargo build");
     assert!(st.success(), "cargo build of {package} failed");
+}
+
+/// What a finished `moat` command printed, and how it exited.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code (`None` if killed by a signal).
+    pub code: Option<i32>,
+    /// Everything on stdout.
+    pub stdout: String,
+    /// Everything on stderr.
+    pub stderr: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Run `moat ARGS` to completion with a built environment (only `PATH`,
+/// `HOME=/nonexistent-home` and `env`), stdin empty. Panics after 60 s.
+pub fn run_moat<I, S>(args: I, env: &[(&str, &str)]) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = Command::new(moat_bin());
+    cmd.args(args);
+    cmd.env_clear();
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd.env("HOME", "/nonexistent-home");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().expect("spawn moat");
+    let pid = child.id();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.expect("wait for moat"),
+        Err(_) => {
+            // SAFETY: kill(2) on our own child's pid.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(i32::try_from(pid).unwrap_or(i32::MAX), libc::SIGKILL);
+            }
+            panic!("moat did not finish within 60 s");
+        }
+    };
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 /// Where tool requests run in the server under test.
@@ -259,6 +324,7 @@ pub struct Moat {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
     next_id: i64,
     /// The era this client speaks.
     pub era: Era,
@@ -299,7 +365,7 @@ impl Moat {
         let stderr_buf = Arc::new(Mutex::new(String::new()));
         let sb = Arc::clone(&stderr_buf);
         let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
                 let mut g = sb.lock().unwrap();
@@ -313,6 +379,7 @@ impl Moat {
             stdin,
             lines: rx,
             stderr: stderr_buf,
+            stderr_reader: Some(stderr_reader),
             next_id: 1,
             era: Era::Modern,
         }
@@ -521,9 +588,37 @@ impl Moat {
         (status, rest)
     }
 
+    /// Like [`Moat::finish`], plus everything the broker wrote to stderr
+    /// (read to its end).
+    pub fn finish_with_stderr(mut self) -> (ExitStatus, Vec<String>, String) {
+        let status = self.wait_exit();
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(10)) {
+            rest.push(line);
+        }
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
+        (status, rest, self.stderr())
+    }
+
     /// Close stdin and wait for exit (up to 10 s).
     pub fn close(mut self) -> ExitStatus {
         self.wait_exit()
+    }
+
+    /// Wait up to `d` for the broker to exit on its own (stdin stays open).
+    pub fn wait_timeout(&mut self, d: Duration) -> Option<ExitStatus> {
+        let until = Instant::now() + d;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return Some(st);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     fn wait_exit(&mut self) -> ExitStatus {

@@ -16,15 +16,18 @@
 //!
 //! # Bounded under load
 //!
-//! At most `http.max_connections` connections (more wait in the kernel
-//! backlog); headers must arrive within `http.header_timeout_ms` and a body
-//! within `http.body_timeout_ms`, so a slow or stalled client frees its slot;
+//! At most `http.max_connections` connections; when all are taken, the one
+//! that has waited longest for a request head is closed to admit the new
+//! one ([`slots`]), so stalled clients cannot keep real ones out. Headers
+//! must arrive within `http.header_timeout_ms` and a body within
+//! `http.body_timeout_ms`, so a slow or stalled client frees its slot;
 //! at most `http.max_in_flight` requests are processed at once, beyond which
 //! the answer is 503 with `Retry-After`. SIGTERM/SIGINT stop accepting, let
 //! in-flight requests finish, reap the workers and exit 0.
 
 pub mod auth;
 pub mod origin;
+pub mod slots;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -127,6 +130,7 @@ pub async fn serve_on(
         server: Arc::clone(&server),
     });
     let connections = Arc::new(Semaphore::new(cfg.max_connections));
+    let waiting = Arc::new(slots::Waiting::default());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
@@ -136,13 +140,6 @@ pub async fn serve_on(
         .keep_alive(true);
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = Arc::clone(&connections).acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
         let (stream, _peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(s) => s,
@@ -154,16 +151,47 @@ pub async fn serve_on(
             },
             () = &mut shutdown => break,
         };
+        let permit = match Arc::clone(&connections).try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                // Every slot is taken: shed the connection that has waited
+                // longest for a request head (see `slots`), or, if all are
+                // mid-request, wait for one to finish.
+                if waiting.shed_oldest() {
+                    tracing::debug!("http.connection_shed");
+                }
+                tokio::select! {
+                    p = Arc::clone(&connections).acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
+        let slot = waiting.open();
         let st = Arc::clone(&state);
+        let (svc_slot, svc_waiting) = (Arc::clone(&slot), Arc::clone(&waiting));
         let service = service_fn(move |req| {
             let st = Arc::clone(&st);
-            async move { Ok::<_, Infallible>(handle(&st, req).await) }
+            let (slot, waiting) = (Arc::clone(&svc_slot), Arc::clone(&svc_waiting));
+            async move {
+                waiting.busy(&slot);
+                let response = handle(&st, req).await;
+                waiting.wait(&slot);
+                Ok::<_, Infallible>(response)
+            }
         });
         let conn = builder.serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
+        let waiting = Arc::clone(&waiting);
         tokio::spawn(async move {
-            let _ = conn.await;
+            tokio::select! {
+                _ = conn => {}
+                () = slot.shed() => {}
+            }
+            waiting.busy(&slot);
             drop(permit);
         });
     }

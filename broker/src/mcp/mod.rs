@@ -142,7 +142,7 @@ impl Server {
                 Some(jsonrpc::success(&id, result))
             }
             (Some(_), Err(e)) => {
-                tracing::warn!(method = %method, code = e.code, message = %e.message, duration_ms = ms, "rpc.error");
+                tracing::warn!(method = %method, code = e.code, error_message = %e.message, duration_ms = ms, "rpc.error");
                 Some(e.to_value())
             }
         }
@@ -392,15 +392,31 @@ impl Server {
             }
         };
         let client = rm.map_or("legacy", |m| m.client.as_str());
+        // What an operator alerts on: the injection level of the content
+        // returned ("" for a tool that returns none) and how much was redacted.
+        let structured = result.get("structuredContent");
+        let content_level = structured
+            .and_then(|s| s.get("content_assessment"))
+            .and_then(|a| a.get("level"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let redactions = structured
+            .and_then(|s| s.get("redaction"))
+            .and_then(|r| r.get("count"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         if self.config.observability.log_tool_arguments {
             let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
-            tracing::info!(tool = name, client, error = code.unwrap_or(""), arguments = ?names, duration_ms = started.elapsed().as_secs_f64() * 1000.0, "tool.call");
+            tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_ms, "tool.call");
         } else {
             tracing::info!(
                 tool = name,
                 client,
                 error = code.unwrap_or(""),
-                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                content_level,
+                redactions,
+                duration_ms,
                 "tool.call"
             );
         }

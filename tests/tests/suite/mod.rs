@@ -1,9 +1,13 @@
 // One file per control (see STYLE.md §4).
+mod cli; // doctor, tools, call, --version/--help, exit codes 0/1/2; JSON or plain logs, level, argument names only
+mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)
 mod containment; // traversal shapes, absolute paths, NUL, percent-encoding, no leaks
 mod denylist; // credential files at any depth and case, deny_extra, listings never name them
 mod errors; // envelope errors and their ids, -32601, -32602 naming the field, no internal detail
 mod handshake; // both eras: initialize, discover, tools/list paging and cursors, _meta order
 mod hard_links; // a second name for an outside file is refused (hard_link)
+mod http; // probes, both eras over POST, status mapping, header mirroring, 413, 405, stalls, 503, drain
+mod http_auth; // Origin -> Host -> bearer, in that order; rebinding hosts; probes open
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries
 mod list_directory; // order, hidden names, records, walked_by_search
 mod output_schema; // results validate against their outputSchema; redaction on every result
