@@ -104,6 +104,17 @@ impl Executor {
         }
     }
 
+    /// Whether requests can be served: in-process always; a pool when a
+    /// worker is alive or none has failed to start.
+    #[must_use]
+    pub fn healthy(&self) -> bool {
+        match self {
+            #[cfg(unix)]
+            Executor::Pool(p) => p.healthy(),
+            Executor::InProcess(_) => true,
+        }
+    }
+
     /// Whether requests run in confined worker processes.
     #[must_use]
     pub fn is_confined(&self) -> bool {

@@ -413,6 +413,13 @@ impl Pool {
     pub fn last_error(&self) -> Option<String> {
         self.last_error.lock().ok().and_then(|e| e.clone())
     }
+
+    /// Whether the pool can serve: a worker is alive, or none has failed to
+    /// start yet (start-up in progress).
+    #[must_use]
+    pub fn healthy(&self) -> bool {
+        !self.worker_pids().is_empty() || self.last_error().is_none()
+    }
 }
 
 async fn read_response(stream: &mut UnixStream) -> Result<Response, &'static str> {
