@@ -465,6 +465,26 @@ fn kill_group(pid: u32) -> std::io::Result<()> {
     }
 }
 
+/// How long a worker that failed during start-up may take to exit on its own
+/// before it is killed. Exiting takes well under a millisecond; the wait ends
+/// as soon as it has.
+const START_FAILURE_EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// The child's exit status if it exits within `wait` (reaped), else `None`.
+fn exited_within(
+    child: &mut std::process::Child,
+    wait: Duration,
+) -> Option<std::process::ExitStatus> {
+    let until = Instant::now() + wait;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(1)),
+            Ok(None) | Err(_) => return None,
+        }
+    }
+}
+
 /// Start one worker and wait for its hello (runs on the spawner thread).
 fn start_worker(
     config: &PoolConfig,
@@ -494,9 +514,14 @@ fn start_worker(
     };
     let (mut child, mut stream) =
         spawn_worker(&spec).map_err(|e| format!("could not start a worker: {e}"))?;
+    // A worker that fails a sandbox step drops its socket just before it
+    // exits with that step's code (70-79): let it finish exiting, so the code,
+    // not our SIGKILL, says why. Only a worker still running then is killed.
     let fail = |child: &mut std::process::Child, msg: String| {
-        let _ = kill_group(child.id());
-        let status = child.wait().ok();
+        let status = exited_within(child, START_FAILURE_EXIT_WAIT).or_else(|| {
+            let _ = kill_group(child.id());
+            child.wait().ok()
+        });
         let code = status.and_then(|s| s.code());
         match code.and_then(moat_worker::process::describe_exit_code) {
             Some(reason) => format!("{msg}: {reason}"),
