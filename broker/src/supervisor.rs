@@ -276,7 +276,7 @@ impl Pool {
                     None => continue,
                 }
             }
-            if self.live.load(Ordering::SeqCst) == 0 {
+            if self.live.load(Ordering::SeqCst) == 0 || self.failing_to_start() {
                 return Err(ToolFailure::Unavailable);
             }
             tokio::select! {
@@ -337,6 +337,17 @@ impl Pool {
                 Err(ToolFailure::TimedOut { budget })
             }
         }
+    }
+
+    /// No worker is alive and the last attempt to start one failed. A request
+    /// then fails at once (`Unavailable`) instead of waiting out its deadline
+    /// for a worker that keeps failing to start: with more than one worker
+    /// configured, retries keep `live` above zero, so `live == 0` alone never
+    /// says so. The spawner keeps retrying with back-off; the first worker
+    /// that starts clears the error.
+    fn failing_to_start(&self) -> bool {
+        let failed = self.last_error.lock().is_ok_and(|e| e.is_some());
+        failed && self.pids.lock().is_ok_and(|p| p.is_empty())
     }
 
     fn release(&self, worker: Worker) {
