@@ -8,6 +8,7 @@
 //! ```text
 //! probe run ACTION [--no-confine] [--git PATH] [--fault STEP] [--bad-socket] [--workspace PATH]
 //! probe bench N [--no-confine]
+//! probe bench-moat N PATH-TO-MOAT
 //! probe child ...            (internal: the confined side)
 //! ```
 //!
@@ -31,7 +32,9 @@
 //!
 //! `bench N` spawns N children that confine themselves (or not, with
 //! `--no-confine`) and answer once, and prints the median time from spawn to
-//! the child's `ready` line.
+//! the child's `ready` line. `bench-moat N MOAT` ([`moat_bench`]) times the
+//! real binary: spawn to first `tools/list` answer, spawn to the first answer
+//! from a confined worker, and `moat doctor`.
 //!
 //! Linux only: on other systems the probe says so and exits 2.
 #![allow(unsafe_code, reason = "probe: raw syscalls that the sandbox must stop")]
@@ -51,6 +54,9 @@ mod actions;
 #[cfg(target_os = "linux")]
 #[path = "probe/driver.rs"]
 mod driver;
+#[cfg(target_os = "linux")]
+#[path = "probe/moat_bench.rs"]
+mod moat_bench;
 
 /// Where the broker puts the worker's socket (`moat_worker::sandbox::SOCKET_FD`).
 #[cfg(target_os = "linux")]
@@ -67,7 +73,11 @@ fn main() -> ExitCode {
         Some("child") => actions::child_main(&args[2..]),
         Some("run") => driver::run_main(&args[2..]),
         Some("bench") => driver::bench_main(&args[2..]),
-        _ => Err("usage: probe run ACTION [options] | probe bench N [--no-confine]".into()),
+        Some("bench-moat") => moat_bench::bench_moat_main(&args[2..]),
+        _ => Err(
+            "usage: probe run ACTION [options] | probe bench N [--no-confine] | probe bench-moat N MOAT"
+                .into(),
+        ),
     };
     match result {
         Ok(code) => code,
