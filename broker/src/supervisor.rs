@@ -343,9 +343,10 @@ impl Pool {
     /// then fails at once (`Unavailable`) instead of waiting out its deadline
     /// for a worker that keeps failing to start: with more than one worker
     /// configured, retries keep `live` above zero, so `live == 0` alone never
-    /// says so. The spawner keeps retrying with back-off; the first worker
-    /// that starts clears the error.
-    fn failing_to_start(&self) -> bool {
+    /// says so. `/readyz` reports it. The spawner keeps retrying with
+    /// back-off; the first worker that starts clears the error.
+    #[must_use]
+    pub fn failing_to_start(&self) -> bool {
         let failed = self.last_error.lock().is_ok_and(|e| e.is_some());
         failed && self.pids.lock().is_ok_and(|p| p.is_empty())
     }

@@ -412,9 +412,9 @@ fn readyz(st: &State) -> Response<Body> {
     let executor = st.server.executor();
     let report = executor.sandbox_report();
     let (workers_ok, mode) = match executor {
-        crate::supervisor::Executor::Pool(p) => {
-            (p.last_error().is_none() || report.is_some(), "confined")
-        }
+        // Not "a worker once started": a replica whose workers can no longer
+        // start (git or a library replaced under it) must stop taking traffic.
+        crate::supervisor::Executor::Pool(p) => (!p.failing_to_start(), "confined"),
         crate::supervisor::Executor::InProcess(_) => (true, "in-process"),
     };
     let ready = workspace_present && workers_ok;
