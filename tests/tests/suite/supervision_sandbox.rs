@@ -366,18 +366,7 @@ fn a_replacement_that_cannot_find_the_workspace_fails_closed_and_is_logged() {
 fn a_replacement_whose_git_vanished_fails_closed() {
     let fx = Fixture::new();
     fx.file("a.txt", "alpha\n");
-    // git as a package upgrade would leave it: found at start-up, then gone.
-    let bin = tempfile::tempdir().unwrap();
-    let system_git = std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|d| d.join("git"))
-        .find(|p| p.is_file())
-        .expect("git on PATH");
-    std::fs::copy(&system_git, bin.path().join("git")).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (bin, path) = private_git();
     let mut m = one_worker(&fx, &[("PATH", path)]);
     let pid = m.wait_for_workers(1)[0];
 
@@ -392,4 +381,118 @@ fn a_replacement_whose_git_vanished_fails_closed() {
         "{failures:?}\n{}",
         m.stderr()
     );
+}
+
+/// A copy of the first `git` on `PATH` in a directory of its own, and a
+/// `PATH` that finds it first: git as the broker finds it at start-up, which
+/// the test can then make vanish (as a package upgrade that renames it would).
+fn private_git() -> (tempfile::TempDir, String) {
+    let bin = tempfile::tempdir().unwrap();
+    let system_git = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH");
+    std::fs::copy(&system_git, bin.path().join("git")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (bin, path)
+}
+
+/// One HTTP/1.1 exchange with `Connection: close`: `(status, body)`.
+fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let payload = body.map(Value::to_string).unwrap_or_default();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        payload.len()
+    );
+    if let Some(b) = body {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: {}\r\nMcp-Method: {}\r\nMcp-Name: {}\r\n",
+            moat_tests::MODERN,
+            b["method"].as_str().unwrap_or_default(),
+            b["params"]["name"].as_str().unwrap_or_default()
+        ));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(payload.as_bytes()).unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn http_read_file(addr: &str, path: &str) -> Value {
+    let mut req = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": path}}
+    });
+    req["params"]["_meta"] = Moat::modern_meta();
+    let (status, body) = http(addr, "POST", "/mcp", Some(&req));
+    assert_eq!(status, 200, "{body}");
+    body["result"].clone()
+}
+
+/// `/readyz` is what a load balancer or Kubernetes asks; a replica that
+/// cannot start a single worker must say so, not keep taking traffic.
+// See: readyz kept answering 200 `workers_ready: true` once one worker had
+// ever started, however many start-ups failed afterwards.
+#[test]
+fn readyz_turns_unready_while_no_worker_can_start() {
+    let fx = Fixture::new();
+    fx.file("a.txt", "alpha\n");
+    let (bin, path) = private_git();
+    let mut opts = Options::new(Mode::Confined)
+        .env("MOAT_SANDBOX__WORKERS", "1")
+        .env("MOAT_HTTP__PORT", "0")
+        .env("PATH", path);
+    opts.args = vec!["--transport".into(), "http".into()];
+    let m = Moat::start(&fx.root, &opts);
+    let until = Instant::now() + Duration::from_secs(10);
+    let addr = loop {
+        let log = m.stderr();
+        if let Some(line) = log.lines().find(|l| l.contains("http.listening")) {
+            let v: Value = serde_json::from_str(line).unwrap();
+            break v["addr"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < until, "not listening:\n{log}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let r = http_read_file(&addr, "a.txt");
+    assert!(text(&r, 1).contains("alpha"), "{r}");
+    let (status, body) = http(&addr, "GET", "/readyz", None);
+    assert_eq!(
+        (status, &body["sandbox"]["workers_ready"]),
+        (200, &json!(true)),
+        "{body}"
+    );
+
+    std::fs::remove_file(bin.path().join("git")).unwrap();
+    kill(m.wait_for_workers(1)[0]);
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = http_read_file(&addr, "a.txt");
+        assert_eq!(error_code(&r), "worker_failed", "{r}");
+        if text(&r, 0).starts_with("no sandboxed worker could be started") {
+            break;
+        }
+        assert!(Instant::now() < until, "{r}");
+    }
+    let (status, body) = http(&addr, "GET", "/readyz", None);
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["sandbox"]["workers_ready"], json!(false), "{body}");
+    assert_eq!(body["workspace_present"], json!(true), "{body}");
 }
