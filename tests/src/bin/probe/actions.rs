@@ -308,6 +308,83 @@ fn perform(
             let rc = unsafe { libc::ioctl(2, libc::TIOCSTI, &byte as *const u8) };
             last_errno(rc.into())
         }
+        "ioctl-fionbio" => {
+            let on: libc::c_int = 1;
+            // SAFETY: FIONBIO reads one int from a valid local; fd 0 is
+            // /dev/null.
+            let rc = unsafe { libc::ioctl(0, libc::FIONBIO, &on as *const libc::c_int) };
+            last_errno(rc.into())
+        }
+        "prctl-name" => {
+            // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16
+            // bytes from a static literal.
+            let rc = unsafe { libc::prctl(libc::PR_SET_NAME, c"probe-named".as_ptr(), 0, 0, 0) };
+            last_errno(rc.into())
+        }
+        "prlimit-own" | "prlimit-other" => {
+            let pid: libc::pid_t = if action == "prlimit-own" {
+                0
+            } else {
+                std::env::var("PROBE_PARENT_PID")
+                    .ok()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(1)
+            };
+            let mut old = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: new limit NULL (read only); `old` is a valid rlimit to
+            // write.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_prlimit64,
+                    pid,
+                    libc::RLIMIT_NOFILE,
+                    std::ptr::null::<libc::rlimit>(),
+                    &mut old as *mut libc::rlimit,
+                )
+            };
+            last_errno(rc)
+        }
+        "socketpair-inet" => {
+            let mut fds = [0; 2];
+            // SAFETY: `fds` has room for the two descriptors.
+            let rc =
+                unsafe { libc::socketpair(libc::AF_INET, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) };
+            last_errno(rc.into())
+        }
+        "sendto-null" | "sendto-addressed" => {
+            let (a, _b) = match UnixStream::pair() {
+                Ok(p) => p,
+                Err(e) => return errno_text::<()>(Err(e)),
+            };
+            // An abstract address: only its non-NULL pointer matters here.
+            // SAFETY: an all-zero sockaddr_un is valid.
+            let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+            addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+            let (ptr, len) = if action == "sendto-null" {
+                (std::ptr::null(), 0)
+            } else {
+                (
+                    (&addr as *const libc::sockaddr_un).cast::<libc::sockaddr>(),
+                    size_of::<libc::sockaddr_un>() as libc::socklen_t,
+                )
+            };
+            // SAFETY: one byte from a valid local; `ptr` is NULL or points to
+            // `addr`, valid for `len` bytes.
+            let rc = unsafe { libc::sendto(a.as_raw_fd(), b"x".as_ptr().cast(), 1, 0, ptr, len) };
+            last_errno(rc as libc::c_long)
+        }
+        #[cfg(target_arch = "x86_64")]
+        "x32-getpid" => {
+            /// `__X32_SYSCALL_BIT`: x32 system calls are the x86_64 numbers
+            /// with bit 30 set, under the same audit architecture.
+            const X32_SYSCALL_BIT: libc::c_long = 0x4000_0000;
+            // SAFETY: getpid takes no arguments.
+            let rc = unsafe { libc::syscall(X32_SYSCALL_BIT | libc::SYS_getpid) };
+            last_errno(rc)
+        }
         "clone3" => {
             // SAFETY: NULL args with size 0: the kernel (or the filter) rejects it
             // before touching memory.
