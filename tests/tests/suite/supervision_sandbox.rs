@@ -318,13 +318,24 @@ fn until_no_worker(m: &mut Moat) -> Value {
     }
 }
 
-/// The broker's log lines (JSON) for `worker.spawn_failed`.
-fn spawn_failures(m: &Moat) -> Vec<String> {
-    m.stderr()
-        .lines()
-        .filter(|l| l.contains("worker.spawn_failed"))
-        .map(str::to_owned)
-        .collect()
+/// Waits (up to 5 s: the broker's stderr reaches the harness through a
+/// reader thread) for a `worker.spawn_failed` log line containing `reason`.
+fn assert_spawn_failure_logged(m: &Moat, reason: &str) {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let log = m.stderr();
+        if log
+            .lines()
+            .any(|l| l.contains("worker.spawn_failed") && l.contains(reason))
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "no worker.spawn_failed naming {reason:?} in:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]
@@ -339,14 +350,7 @@ fn a_replacement_that_cannot_find_the_workspace_fails_closed_and_is_logged() {
     kill(pid);
     let r = until_no_worker(&mut m);
     assert!(!r.to_string().contains("alpha"), "{r}");
-    let failures = spawn_failures(&m);
-    assert!(
-        failures
-            .iter()
-            .any(|l| l.contains("the worker could not apply its Landlock ruleset")),
-        "the log names the failing step: {failures:?}\n{}",
-        m.stderr()
-    );
+    assert_spawn_failure_logged(&m, "the worker could not apply its Landlock ruleset");
 
     // Put it back: the pool retries with back-off and serves again.
     std::fs::rename(&moved, &fx.root).unwrap();
@@ -373,14 +377,7 @@ fn a_replacement_whose_git_vanished_fails_closed() {
     std::fs::remove_file(bin.path().join("git")).unwrap();
     kill(pid);
     until_no_worker(&mut m);
-    let failures = spawn_failures(&m);
-    assert!(
-        failures
-            .iter()
-            .any(|l| l.contains("are git's files present?")),
-        "{failures:?}\n{}",
-        m.stderr()
-    );
+    assert_spawn_failure_logged(&m, "are git's files present?");
 }
 
 /// A copy of the first `git` on `PATH` in a directory of its own, and a
