@@ -411,11 +411,12 @@ fn readyz(st: &State) -> Response<Body> {
     let workspace_present = config.sandbox.workspace.is_dir();
     let executor = st.server.executor();
     let report = executor.sandbox_report();
-    let (workers_ok, mode) = match executor {
+    let (workers_ok, mode) = if executor.is_confined() {
         // Not "a worker once started": a replica whose workers can no longer
         // start (git or a library replaced under it) must stop taking traffic.
-        crate::supervisor::Executor::Pool(p) => (!p.failing_to_start(), "confined"),
-        crate::supervisor::Executor::InProcess(_) => (true, "in-process"),
+        (!executor.failing_to_start(), "confined")
+    } else {
+        (true, "in-process")
     };
     let ready = workspace_present && workers_ok;
     let body = json!({

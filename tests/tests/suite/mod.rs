@@ -1,5 +1,18 @@
 // One file per control (see STYLE.md §4).
-mod handshake; // both eras: initialize, discover, tools/list paging, serverInfo
+mod containment; // traversal shapes, absolute paths, NUL, percent-encoding, no leaks
+mod denylist; // credential files at any depth and case, deny_extra, listings never name them
+mod errors; // envelope errors and their ids, -32601, -32602 naming the field, no internal detail
+mod handshake; // both eras: initialize, discover, tools/list paging and cursors, _meta order
+mod hard_links; // a second name for an outside file is refused (hard_link)
+mod limits; // stdio line cap and resync, file bytes, lines read, directory entries
+mod list_directory; // order, hidden names, records, walked_by_search
+mod output_schema; // results validate against their outputSchema; redaction on every result
+mod read_file; // whole files, ranges, numbering, empty files, line rule, binary
+mod special_files; // FIFOs, sockets, devices refused without blocking; counted in listings
+mod stdout; // stdout carries only JSON-RPC lines; framing, pipelining, notifications
+mod supervision; // crashed or hung workers: tool error, respawn, deadline, no zombies
+mod symlinks; // escaping and inside links, intermediate links, late links, swap races
+mod util; // shared assertions (not a control)
 
 // Worker sandbox (Landlock + seccomp): Linux only.
 #[cfg(target_os = "linux")]
