@@ -164,11 +164,12 @@ pub fn worker_init(config: &Config) -> WorkerInit {
         allow_hard_links: config.sandbox.allow_hard_links,
         deny_extra: config.sandbox.deny_extra.clone(),
         git: config.git.clone(),
-        sandbox: if crate::doctor::landlock_available() {
-            SandboxRequest::Confined
-        } else {
-            SandboxRequest::ProcessOnly
-        },
+        // Workers run only in confined mode, and there confinement is not
+        // negotiable: on a kernel without Landlock the worker exits 76 and
+        // the broker reports it. The in-process fallback for such kernels is
+        // chosen (and refused in production) by the configuration, never by
+        // quietly starting unconfined workers here.
+        sandbox: SandboxRequest::Confined,
     }
 }
 

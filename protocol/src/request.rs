@@ -45,8 +45,10 @@ pub struct GitSetup {
 pub enum SandboxRequest {
     /// Landlock + seccomp + rlimits; exit with a distinct code if impossible.
     Confined,
-    /// Process isolation only (rlimits, no_new_privs). Used where the kernel
-    /// lacks Landlock and the operator allowed the fallback.
+    /// Process isolation only (rlimits, no_new_privs): no Landlock, no
+    /// seccomp. The broker never sends it (its workers always confine
+    /// themselves; the fallback for kernels without Landlock is in-process);
+    /// for embedders of the worker library and tests.
     ProcessOnly,
 }
 

@@ -439,8 +439,13 @@ fn readyz(st: &State) -> Response<Body> {
     let workspace_present = config.sandbox.workspace.is_dir();
     let executor = st.server.executor();
     let report = executor.sandbox_report();
-    let workers_ok = executor.healthy();
-    let mode = if executor.is_confined() { "confined" } else { "in-process" };
+    let (workers_ok, mode) = if executor.is_confined() {
+        // Not "a worker once started": a replica whose workers can no longer
+        // start (git or a library replaced under it) must stop taking traffic.
+        (!executor.failing_to_start(), "confined")
+    } else {
+        (true, "in-process")
+    };
     let ready = workspace_present && workers_ok;
     let body = json!({
         "status": if ready { "ready" } else { "unready" },

@@ -104,14 +104,14 @@ impl Executor {
         }
     }
 
-    /// Whether requests can be served: in-process always; a pool when a
-    /// worker is alive or none has failed to start.
+    /// No worker is alive and the last attempt to start one failed (see
+    /// [`Pool::failing_to_start`]); never in-process.
     #[must_use]
-    pub fn healthy(&self) -> bool {
+    pub fn failing_to_start(&self) -> bool {
         match self {
             #[cfg(unix)]
-            Executor::Pool(p) => p.healthy(),
-            Executor::InProcess(_) => true,
+            Executor::Pool(p) => p.failing_to_start(),
+            Executor::InProcess(_) => false,
         }
     }
 

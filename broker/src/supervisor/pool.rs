@@ -276,6 +276,18 @@ impl Pool {
         }
     }
 
+    /// No worker is alive and the last attempt to start one failed. A request
+    /// then fails at once (`Unavailable`) instead of waiting out its deadline
+    /// for a worker that keeps failing to start: with more than one worker
+    /// configured, retries keep `live` above zero, so `live == 0` alone never
+    /// says so. `/readyz` reports it. The spawner keeps retrying with
+    /// back-off; the first worker that starts clears the error.
+    #[must_use]
+    pub fn failing_to_start(&self) -> bool {
+        let failed = self.last_error.lock().is_ok_and(|e| e.is_some());
+        failed && self.pids.lock().is_ok_and(|p| p.is_empty())
+    }
+
     /// Wait for an idle worker until `deadline`.
     async fn acquire(&self, deadline: Instant, budget: Duration) -> Result<Worker, ToolFailure> {
         loop {
@@ -286,7 +298,7 @@ impl Pool {
                     None => continue,
                 }
             }
-            if self.live.load(Ordering::SeqCst) == 0 {
+            if self.live.load(Ordering::SeqCst) == 0 || self.failing_to_start() {
                 return Err(ToolFailure::Unavailable);
             }
             tokio::select! {
@@ -413,13 +425,6 @@ impl Pool {
     pub fn last_error(&self) -> Option<String> {
         self.last_error.lock().ok().and_then(|e| e.clone())
     }
-
-    /// Whether the pool can serve: a worker is alive, or none has failed to
-    /// start yet (start-up in progress).
-    #[must_use]
-    pub fn healthy(&self) -> bool {
-        !self.worker_pids().is_empty() || self.last_error().is_none()
-    }
 }
 
 async fn read_response(stream: &mut UnixStream) -> Result<Response, &'static str> {
@@ -460,6 +465,26 @@ fn kill_group(pid: u32) -> std::io::Result<()> {
     }
 }
 
+/// How long a worker that failed during start-up may take to exit on its own
+/// before it is killed. Exiting takes well under a millisecond; the wait ends
+/// as soon as it has.
+const START_FAILURE_EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// The child's exit status if it exits within `wait` (reaped), else `None`.
+fn exited_within(
+    child: &mut std::process::Child,
+    wait: Duration,
+) -> Option<std::process::ExitStatus> {
+    let until = Instant::now() + wait;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(1)),
+            Ok(None) | Err(_) => return None,
+        }
+    }
+}
+
 /// Start one worker and wait for its hello (runs on the spawner thread).
 fn start_worker(
     config: &PoolConfig,
@@ -489,9 +514,14 @@ fn start_worker(
     };
     let (mut child, mut stream) =
         spawn_worker(&spec).map_err(|e| format!("could not start a worker: {e}"))?;
+    // A worker that fails a sandbox step drops its socket just before it
+    // exits with that step's code (70-79): let it finish exiting, so the code,
+    // not our SIGKILL, says why. Only a worker still running then is killed.
     let fail = |child: &mut std::process::Child, msg: String| {
-        let _ = kill_group(child.id());
-        let status = child.wait().ok();
+        let status = exited_within(child, START_FAILURE_EXIT_WAIT).or_else(|| {
+            let _ = kill_group(child.id());
+            child.wait().ok()
+        });
         let code = status.and_then(|s| s.code());
         match code.and_then(moat_worker::process::describe_exit_code) {
             Some(reason) => format!("{msg}: {reason}"),
