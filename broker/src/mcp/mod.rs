@@ -142,7 +142,7 @@ impl Server {
                 Some(jsonrpc::success(&id, result))
             }
             (Some(_), Err(e)) => {
-                tracing::warn!(method = %method, code = e.code, message = %e.message, duration_ms = ms, "rpc.error");
+                tracing::warn!(method = %method, code = e.code, detail = %e.message, duration_ms = ms, "rpc.error");
                 Some(e.to_value())
             }
         }
