@@ -144,3 +144,7 @@ fn shift_lines(assessment: &mut Value, offset: u64) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "content_tests.rs"]
+mod tests;
