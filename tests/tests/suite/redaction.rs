@@ -531,3 +531,62 @@ mod secrets_do_not_leave {
         }
     }
 }
+
+/// A line longer than the search line limit (400 characters) or a signature
+/// longer than the signature limit (160) is cut; a credential the cut runs
+/// through loses the part its rule needs to recognise it (the `@` after a
+/// URL password, the last characters of a token) and must not leave as the
+/// fragment that remains.
+#[test]
+fn a_credential_cut_by_a_length_limit_does_not_leave_as_a_fragment() {
+    let password = ["S3cret", "Passw0rd"].concat();
+    let url = format!("postgres://app:{password}@db.internal:5432/app");
+    let token = ["ghp_", &"C5u7".repeat(9)].concat();
+    // The cut falls right after the password, before the `@` (search), and
+    // in the middle of the token.
+    let search_url = {
+        let head = "needle_cut_url = \"";
+        let filler = "x".repeat(400 - head.len() - "postgres://app:".len() - password.len());
+        format!("{head}{filler}{url}\"\n")
+    };
+    let search_token = {
+        let head = "needle_cut_token = \"";
+        let filler = "y".repeat(400 - head.len() - 20);
+        format!("{head}{filler}{token}\"\n")
+    };
+    let signature = {
+        let head = "def needle_cut_signature(a=\"";
+        let filler = "z".repeat(160 - head.len() - 4 - "postgres://app:".len() - password.len());
+        format!("{head}{filler}\", b=\"{url}\"):\n    return a\n")
+    };
+    let fx = Fixture::new();
+    fx.file("cut_url.py", search_url);
+    fx.file("cut_token.py", search_token);
+    fx.file("cut_signature.py", signature);
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
+    for (tool, args, secret) in [
+        (
+            "search_code",
+            json!({"pattern": "needle_cut_url"}),
+            password.clone(),
+        ),
+        (
+            "search_code",
+            json!({"pattern": "needle_cut_token"}),
+            token[..24].to_owned(),
+        ),
+        (
+            "find_symbol",
+            json!({"symbol": "needle_cut_signature"}),
+            password.clone(),
+        ),
+    ] {
+        let (line, r) = call_line(&mut m, tool, args);
+        assert_eq!(r["isError"], false, "{line}");
+        assert!(
+            line.contains("needle_cut_"),
+            "{tool}: the hit itself is still shown: {line}"
+        );
+        assert_absent(&line, &secret, tool);
+    }
+}
