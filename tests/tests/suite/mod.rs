@@ -11,6 +11,7 @@ mod logs; // stderr: JSON lines, credentials in headers/methods/config redacted,
 mod output_schema; // results validate against their outputSchema; redaction on every result
 mod read_file; // whole files, ranges, numbering, empty files, line rule, binary
 mod redaction; // every rule over every tool and both halves, names, refusals, placeholders, seed cases
+mod scanning; // INJ01-INJ10 end to end: line, excerpt, weights, noisy-OR, redacted excerpts
 mod special_files; // FIFOs, sockets, devices refused without blocking; counted in listings
 mod stdout; // stdout carries only JSON-RPC lines; framing, pipelining, notifications
 mod supervision; // crashed or hung workers: tool error, respawn, deadline, no zombies
