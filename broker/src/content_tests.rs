@@ -223,7 +223,7 @@ fn results(text: &str, name: &str, start: u64) -> Vec<(&'static str, Map<String,
 
 /// A secret of each rule's shape: `(rule, text as planted, the secret part)`.
 /// File names and paths are escaped in prose before redaction, so separators
-/// inside a shape are spaces (see SECURITY.md, "Redaction").
+/// inside a shape are spaces (see docs/redaction.md, "Known limits").
 fn secret() -> impl Strategy<Value = (&'static str, String, String)> {
     let same = |rule: &'static str| move |s: String| (rule, s.clone(), s);
     prop_oneof![

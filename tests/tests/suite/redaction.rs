@@ -220,7 +220,7 @@ fn every_rule_is_redacted_from_read_file_search_code_and_find_symbol() {
 
             // A search shows single lines (and context lines one by one): a
             // private-key block is only recognisable whole, so it is judged
-            // on read_file, find_symbol and git_diff (see SECURITY.md).
+            // on read_file, find_symbol and git_diff (see docs/redaction.md).
             if p.shaped.contains('\n') {
                 continue;
             }
