@@ -429,16 +429,17 @@ fn is_redaction_token(text: &str) -> bool {
         .is_some_and(|name| RULE_NAMES.contains(&name))
 }
 
-/// Characters a credential never contains, so a cut text may end after one
-/// without splitting a credential: whitespace and these.
+/// Characters that end a credential (with whitespace), so a cut text may end
+/// after one without keeping part of a credential.
 const WORD_ENDS: [char; 14] = [
     '"', '\'', '`', ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '|',
 ];
 
 /// For text that may have been cut at `limit` characters: when it has
 /// `limit` characters or more, drops the trailing word (everything after the
-/// last whitespace or [`WORD_ENDS`] character), which may be the start of a
-/// credential no rule can recognise any more. Shorter text is returned as it
+/// last whitespace or one of `` "'`,;()[]{}<>| ``, which end every shape but
+/// the `basic-auth-header` token, and that rule matches any remainder), which
+/// may be the start of a credential no rule can recognise any more. Shorter text is returned as it
 /// is. Apply before redaction.
 #[must_use]
 pub fn drop_cut_tail(text: &str, limit: usize) -> Cow<'_, str> {
