@@ -23,12 +23,23 @@
 //! changes: ellipsis, full-width letters, ligatures, no-break spaces); a copy
 //! with 40 credentials planted; and one with 40 injection lines planted. Results (median MB/s of the runs, 1 MB =
 //! 10^6 bytes) go to stderr.
+//!
+//! Columns: `redact` is `Redactor::redact_str`, `assess` is `Scanner::assess`,
+//! `both` their sum per run. `result` is everything the broker does to a
+//! `read_file` answer of that text: numbering the lines, the assessment, the
+//! redaction of the fenced text and of the rest of the result, the fence
+//! (`Controls::success`), and serialising the result to JSON.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use moat_broker::content::Controls;
 use moat_broker::redact::{RedactionReport, Redactor};
+use moat_broker::render::render;
 use moat_broker::scan::Scanner;
+use moat_broker::tools::Tool;
+use moat_protocol::request::{ReadFileArgs, Request};
+use moat_protocol::response::{ReadFileOutput, ToolOutput};
 
 const CORPUS_BYTES: usize = 1 << 20;
 
@@ -48,23 +59,27 @@ fn main() {
     ];
     let redactor = Redactor::new(true);
     let scanner = Scanner::new();
+    let controls = Controls::new(true, true);
     eprintln!("runs per input: {runs} (median reported)");
     eprintln!(
-        "{:<16} {:>9} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9}",
+        "{:<16} {:>9} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}",
         "input",
         "bytes",
         "ascii",
         "redact MB/s",
         "assess MB/s",
         "both MB/s",
+        "result MB/s",
         "redacted",
         "findings"
     );
     for (name, text) in &inputs {
         let mut redact_times = Vec::with_capacity(runs);
         let mut assess_times = Vec::with_capacity(runs);
+        let mut result_times = Vec::with_capacity(runs);
         let mut redacted = 0;
         let mut findings = 0;
+        let (request, output) = read_file(text);
         for _ in 0..runs {
             let started = Instant::now();
             let mut report = RedactionReport::default();
@@ -78,6 +93,12 @@ fn main() {
             assess_times.push(started.elapsed().as_secs_f64());
             findings = assessment.signals.len();
             std::hint::black_box(assessment);
+
+            let started = Instant::now();
+            let result = controls.success(Tool::ReadFile, render(&request, &output, "proj"));
+            let json = serde_json::to_string(&result).unwrap_or_default();
+            result_times.push(started.elapsed().as_secs_f64());
+            std::hint::black_box(json);
         }
         let both: Vec<f64> = redact_times
             .iter()
@@ -86,17 +107,39 @@ fn main() {
             .collect();
         let rate = |times: &[f64]| text.len() as f64 / median(times) / 1e6;
         eprintln!(
-            "{:<16} {:>9} {:>6} {:>11.0} {:>11.0} {:>11.0} {:>9} {:>9}",
+            "{:<16} {:>9} {:>6} {:>11.0} {:>11.0} {:>11.0} {:>11.0} {:>9} {:>9}",
             name,
             text.len(),
             text.is_ascii(),
             rate(&redact_times),
             rate(&assess_times),
             rate(&both),
+            rate(&result_times),
             redacted,
             findings
         );
     }
+}
+
+/// A `read_file` request for the whole of `text` and the worker's answer.
+fn read_file(text: &str) -> (Request, ToolOutput) {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let lines = body.split('\n').count() as u64;
+    let request = Request::ReadFile(ReadFileArgs {
+        path: "corpus.txt".into(),
+        start_line: None,
+        end_line: None,
+    });
+    let output = ToolOutput::ReadFile(ReadFileOutput {
+        path: "corpus.txt".into(),
+        size_bytes: text.len() as u64,
+        total_lines: lines,
+        start_line: 1,
+        end_line: lines,
+        truncated: false,
+        text: body.to_owned(),
+    });
+    (request, output)
 }
 
 fn median(times: &[f64]) -> f64 {

@@ -140,9 +140,23 @@ pub fn main() -> ExitCode {
 
 fn load(sources: &Sources, transport: Transport) -> Result<Config, ExitCode> {
     config::load(sources, transport, crate::doctor::landlock_available()).map_err(|e| {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", startup_redactor(sources).text(&e.to_string()));
         ExitCode::from(EXIT_USAGE)
     })
+}
+
+/// The log redactor for messages printed before the configuration is loaded
+/// (a refused configuration may echo the value it refused): the usual rules,
+/// plus the bearer token from the environment, if one is set there.
+#[must_use]
+pub fn startup_redactor(sources: &Sources) -> crate::logging::LogRedactor {
+    let tokens: Vec<&str> = sources
+        .env
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("MOAT_HTTP__BEARER_TOKEN"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    crate::logging::LogRedactor::new(&tokens)
 }
 
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
@@ -211,7 +225,7 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
         Ok(c) => Arc::new(c),
         Err(code) => return code,
     };
-    crate::logging::init(&config.observability);
+    crate::logging::init(&config.observability, &[&config.http.bearer_token]);
     for v in &config.violations {
         tracing::warn!(problem = %v, "config.warning");
     }

@@ -123,7 +123,9 @@ pub struct SecurityConfig {
 }
 
 /// `[http]`.
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` output shows whether a bearer token is set, never the token.
+#[derive(Clone)]
 pub struct HttpConfig {
     /// Bind address.
     pub host: String,
@@ -146,6 +148,30 @@ pub struct HttpConfig {
     pub header_timeout_ms: u64,
     /// Time allowed to send a request body, in milliseconds.
     pub body_timeout_ms: u64,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field(
+                "bearer_token",
+                &if self.bearer_token.is_empty() {
+                    "(none)"
+                } else {
+                    "[redacted]"
+                },
+            )
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_request_bytes", &self.max_request_bytes)
+            .field("max_connections", &self.max_connections)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("header_timeout_ms", &self.header_timeout_ms)
+            .field("body_timeout_ms", &self.body_timeout_ms)
+            .finish()
+    }
 }
 
 /// `[observability]`.
@@ -1116,5 +1142,15 @@ mod tests {
                 .to_string()
                 .contains("not a directory")
         );
+    }
+
+    #[test]
+    fn the_debug_form_of_the_configuration_never_shows_the_bearer_token() {
+        let token = "moat-debug-form-token-5f2c";
+        let c = load_env(&[("MOAT_HTTP__BEARER_TOKEN", token)]).unwrap();
+        assert_eq!(c.http.bearer_token, token);
+        let shown = format!("{c:?}");
+        assert!(!shown.contains(token), "{shown}");
+        assert!(shown.contains("bearer_token: \"[redacted]\""), "{shown}");
     }
 }

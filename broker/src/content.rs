@@ -3,6 +3,12 @@
 //! everything the client will see (both halves, errors too), then the
 //! redaction report.
 //!
+//! The file-derived text is redacted *before* it is fenced, on its own: the
+//! fence lines are the broker's, and no rule may read across them. (A rule
+//! whose secret runs to the next whitespace, `basic-auth-header`, would
+//! otherwise take the closing tag of content ending in `Authorization:
+//! Bearer` for the token and replace it, leaving the fence unclosed.)
+//!
 //! The worker is not trusted to do any of this: it runs here, in the broker,
 //! on the assembled result.
 
@@ -49,7 +55,8 @@ impl Controls {
             untrusted,
             scan,
         } = rendered;
-        let mut texts = vec![summary];
+        let mut report = RedactionReport::default();
+        let mut fenced = None;
         if let Some(label) = tool.fence_label() {
             let raw = untrusted.unwrap_or_default();
             // The assessment reads the raw text; its excerpts pass through the
@@ -68,10 +75,11 @@ impl Controls {
             };
             structured.insert("untrusted_content".into(), Value::Bool(true));
             structured.insert("content_assessment".into(), assessment);
+            let raw = self.redactor.redact_str(&raw, &mut report).unwrap_or(raw);
             let nonce = Nonce::generate();
-            texts.push(fence(label, &nonce, &raw));
+            fenced = Some(fence(label, &nonce, &raw));
         }
-        self.assemble(texts, structured, false)
+        self.assemble(summary, fenced, structured, report, false)
     }
 
     /// Assemble a refusal: `{content, structuredContent: {error, message, remedy?}, isError: true}`.
@@ -88,22 +96,27 @@ impl Controls {
         if !refusal.remedy.is_empty() {
             structured.insert("remedy".into(), Value::from(refusal.remedy.clone()));
         }
-        self.assemble(vec![text], structured, true)
+        self.assemble(text, None, structured, RedactionReport::default(), true)
     }
 
+    /// Redact `summary` and `structured` into `report` (which already counts
+    /// what redacting the fenced text replaced), attach the report, and build
+    /// the result. `fenced` is already redacted and is not read again.
     fn assemble(
         &self,
-        texts: Vec<String>,
+        summary: String,
+        fenced: Option<String>,
         structured: Map<String, Value>,
+        mut report: RedactionReport,
         is_error: bool,
     ) -> Map<String, Value> {
-        let mut report = RedactionReport::default();
-        let content: Vec<Value> = texts
-            .into_iter()
-            .map(|t| {
-                let t = self.redactor.redact_str(&t, &mut report).unwrap_or(t);
-                json!({"type": "text", "text": t})
-            })
+        let summary = self
+            .redactor
+            .redact_str(&summary, &mut report)
+            .unwrap_or(summary);
+        let content: Vec<Value> = std::iter::once(summary)
+            .chain(fenced)
+            .map(|t| json!({"type": "text", "text": t}))
             .collect();
         let mut structured = Value::Object(structured);
         self.redactor.redact_value(&mut structured, &mut report);
@@ -131,3 +144,7 @@ fn shift_lines(assessment: &mut Value, offset: u64) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "content_tests.rs"]
+mod tests;

@@ -22,10 +22,16 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
     let config = match config::load(sources, transport, landlock_available()) {
         Ok(c) => Arc::new(c),
         Err(e @ config::ConfigError::Workspace(_)) => {
-            eprintln!("{e}");
+            eprintln!(
+                "{}",
+                crate::cli::startup_redactor(sources).text(&e.to_string())
+            );
             return ExitCode::from(crate::cli::EXIT_FAILED_U8);
         }
         Err(e) => {
+            let e = crate::cli::startup_redactor(sources)
+                .text(&e.to_string())
+                .into_owned();
             eprintln!("configuration refused: {e}");
             return ExitCode::from(crate::cli::EXIT_FAILED_U8);
         }

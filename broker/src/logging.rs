@@ -1,13 +1,83 @@
-//! Logs: `tracing` to stderr only (stdout is the protocol wire), JSON lines by
-//! default, level from configuration. Tool argument values are never logged.
+//! Logs: `tracing` to stderr only (stdout is the protocol wire), one JSON
+//! object per line by default, level from configuration.
+//!
+//! # What never reaches a log line
+//!
+//! Log lines carry values the broker did not choose: the `Origin` and `Host`
+//! headers of a rejected HTTP request, the method name of a failed JSON-RPC
+//! request, the client label from `_meta`, messages from dependencies. A log
+//! is read by operators, shipped to log stores and pasted into tickets, so a
+//! credential in it has leaked as surely as one in a tool result. Every event
+//! therefore goes through [`LogRedactor`] **field by field, before it is
+//! serialised**:
+//!
+//! 1. a field whose name is a credential name ([`is_credential_field`]:
+//!    `bearer_token`, `authorization`, `token`, `secret`, `password`,
+//!    `api_key`, `*_token`, …) has its value replaced by `[redacted]` when the
+//!    value is truthy (the seed's rule);
+//! 2. every other string value, the message included, is passed through the
+//!    same [`Redactor`] as tool results (all sixteen rules, whatever
+//!    `security.redact_secrets` says: that setting is about results), so a
+//!    `ghp_…` token in a `Host` header is logged as `[redacted:github-token]`;
+//! 3. the secrets the broker itself was configured with (the HTTP bearer
+//!    token), whatever their shape, are replaced by `[redacted]` wherever they
+//!    appear inside a string value.
+//!
+//! Redacting values rather than rendered lines means a replacement can never
+//! span JSON syntax (a rule such as `basic-auth-header` ends at whitespace,
+//! and would otherwise swallow a closing quote): the line is built from the
+//! redacted values by `serde_json`, so it is always one valid JSON object.
+//!
+//! Tool argument values are never logged: `tool.call` names the tool, the
+//! client label and the outcome, and with `observability.log_tool_arguments`
+//! only the argument *names*.
+//!
+//! # Format
+//!
+//! JSON: `{"timestamp":…,"level":"INFO","message":"<event>",<fields>…}`, the
+//! fields in the order the event gives them (flattened, as the seed's
+//! processor chain did). Records from the `log` crate carry their `target`.
+//! Plain text (`observability.log_json = false`): `timestamp LEVEL event
+//! key=value …` with values escaped onto one line.
 
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::config::ObservabilityConfig;
+use crate::fence::escape_for_prose;
+use crate::redact::{RedactionReport, Redactor, is_credential_field};
 
-/// Install the global subscriber. Safe to call more than once (later calls
-/// are ignored).
-pub fn init(o: &ObservabilityConfig) {
+/// What a credential-named field's value becomes.
+pub const REDACTED: &str = "[redacted]";
+
+/// Install the global subscriber, writing to stderr. `secrets` are the
+/// credentials the broker was configured with (the HTTP bearer token); they
+/// are scrubbed from every log line whatever their shape. Safe to call more
+/// than once (later calls are ignored).
+pub fn init(o: &ObservabilityConfig, secrets: &[&str]) {
+    let _ = subscriber(o, LogRedactor::new(secrets), std::io::stderr).try_init();
+}
+
+/// The subscriber [`init`] installs, writing to `writer` (tests capture it).
+pub fn subscriber<W>(
+    o: &ObservabilityConfig,
+    redactor: LogRedactor,
+    writer: W,
+) -> impl Subscriber + Send + Sync + 'static
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
     let level = match o.log_level.as_str() {
         "debug" => "debug",
         "warning" => "warn",
@@ -15,18 +85,510 @@ pub fn init(o: &ObservabilityConfig) {
         _ => "info",
     };
     let filter = EnvFilter::new(format!("{level},hyper=warn,h2=warn"));
-    let builder = tracing_subscriber::fmt()
+    tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(false)
-        .with_target(false);
-    let _ = if o.log_json {
-        builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
-            .try_init()
-    } else {
-        builder.try_init()
+        .event_format(Format {
+            json: o.log_json,
+            redactor: Arc::new(redactor),
+        })
+        .finish()
+}
+
+/// Redacts log values: credential-named fields, credential-shaped values and
+/// the broker's own configured secrets.
+///
+/// Has no `Debug` output of the secrets it holds.
+#[derive(Clone, Default)]
+pub struct LogRedactor {
+    redactor: Redactor,
+    /// Configured secrets, longest first (so one that contains another is
+    /// replaced whole). Never empty strings.
+    literals: Vec<String>,
+}
+
+impl fmt::Debug for LogRedactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogRedactor")
+            .field("literals", &self.literals.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LogRedactor {
+    /// A redactor for log values that also scrubs each of `secrets` (empty
+    /// ones are ignored).
+    #[must_use]
+    pub fn new(secrets: &[&str]) -> LogRedactor {
+        let mut literals: Vec<String> = secrets
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| (*s).to_owned())
+            .collect();
+        literals.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        literals.dedup();
+        LogRedactor {
+            redactor: Redactor::new(true),
+            literals,
+        }
+    }
+
+    /// Redacts free text (a message, a field value, a start-up error).
+    #[must_use]
+    pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for literal in &self.literals {
+            if out.contains(literal.as_str()) {
+                out = Cow::Owned(out.replace(literal.as_str(), REDACTED));
+            }
+        }
+        let mut report = RedactionReport::default();
+        match self.redactor.redact_str(&out, &mut report) {
+            Some(redacted) => Cow::Owned(redacted),
+            None => out,
+        }
+    }
+
+    /// Redacts the value of the field called `name`.
+    #[must_use]
+    pub fn field(&self, name: &str, value: Value) -> Value {
+        if is_credential_field(name) {
+            return if truthy(&value) {
+                Value::String(REDACTED.to_owned())
+            } else {
+                value
+            };
+        }
+        match value {
+            Value::String(s) => match self.text(&s) {
+                Cow::Borrowed(_) => Value::String(s),
+                Cow::Owned(redacted) => Value::String(redacted),
+            },
+            other => other,
+        }
+    }
+}
+
+/// Python truthiness, as the seed's key redaction used it: empty strings,
+/// `false`, zero and null are shown as they are.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// The event formatter: collects the fields, redacts them, serialises.
+struct Format {
+    json: bool,
+    redactor: Arc<LogRedactor>,
+}
+
+impl<S, N> FormatEvent<S, N> for Format
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let mut timestamp = String::new();
+        SystemTime.format_time(&mut Writer::new(&mut timestamp))?;
+        let level = event.metadata().level().as_str();
+        let message = self
+            .redactor
+            .field("message", Value::String(fields.message.unwrap_or_default()));
+        let target = fields
+            .target
+            .map(|t| self.redactor.field("target", Value::String(t)));
+        let values: Vec<(&'static str, Value)> = fields
+            .values
+            .into_iter()
+            .map(|(name, value)| (name, self.redactor.field(name, value)))
+            .collect();
+        let line = if self.json {
+            json_line(&timestamp, level, &message, target.as_ref(), &values)
+        } else {
+            text_line(&timestamp, level, &message, target.as_ref(), &values)
+        };
+        writeln!(writer, "{line}")
+    }
+}
+
+/// One JSON object: timestamp, level, message, target (log records), fields.
+fn json_line(
+    timestamp: &str,
+    level: &str,
+    message: &Value,
+    target: Option<&Value>,
+    values: &[(&str, Value)],
+) -> String {
+    let mut line = String::with_capacity(128);
+    line.push('{');
+    let mut member = |key: &str, value: &Value| {
+        if line.len() > 1 {
+            line.push(',');
+        }
+        line.push_str(&Value::from(key).to_string());
+        line.push(':');
+        line.push_str(&value.to_string());
     };
+    member("timestamp", &Value::from(timestamp));
+    member("level", &Value::from(level));
+    member("message", message);
+    if let Some(target) = target {
+        member("target", target);
+    }
+    for (name, value) in values {
+        member(name, value);
+    }
+    line.push('}');
+    line
+}
+
+/// One line of text: `timestamp LEVEL message key=value …`.
+fn text_line(
+    timestamp: &str,
+    level: &str,
+    message: &Value,
+    target: Option<&Value>,
+    values: &[(&str, Value)],
+) -> String {
+    let plain = |value: &Value| match value {
+        Value::String(s) => escape_for_prose(s).into_owned(),
+        other => escape_for_prose(&other.to_string()).into_owned(),
+    };
+    let mut line = format!("{timestamp} {level:>5} {}", plain(message));
+    if let Some(target) = target {
+        let _ = write!(line, " target={}", plain(target));
+    }
+    for (name, value) in values {
+        let _ = write!(line, " {name}={}", plain(value));
+    }
+    line
+}
+
+/// An event's fields, in order, with the message and the `log` crate's
+/// target taken apart.
+#[derive(Default)]
+struct Fields {
+    /// The event's own message (its name): the first `message` recorded.
+    message: Option<String>,
+    target: Option<String>,
+    values: Vec<(&'static str, Value)>,
+}
+
+impl Fields {
+    fn push(&mut self, field: &Field, value: Value) {
+        match field.name() {
+            // The macros record the event's message first; a field that is
+            // also called `message` comes after it and must not replace the
+            // event name.
+            "message" if self.message.is_none() => {
+                self.message = Some(match value {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                });
+            }
+            "message" => self.values.push(("detail", value)),
+            "log.target" => {
+                if let Value::String(s) = value {
+                    self.target = Some(s);
+                }
+            }
+            // The rest of a `log` record's bookkeeping (module, file, line).
+            name if name.starts_with("log.") => {}
+            name => self.values.push((name, value)),
+        }
+    }
+}
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.push(field, Value::String(format!("{value:?}")));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.push(field, Value::from(value));
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.push(field, Value::String(value.to_string()));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.push(field, Value::Bool(value));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.push(field, Value::from(value));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.push(field, Value::from(value));
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        // Non-finite floats have no JSON form: null, as serde_json writes them.
+        self.push(field, Value::from(value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A `MakeWriter` into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<u8>>>);
+
+    impl io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if let Ok(mut b) = self.0.lock() {
+                b.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'w> MakeWriter<'w> for Capture {
+        type Writer = Capture;
+        fn make_writer(&'w self) -> Capture {
+            self.clone()
+        }
+    }
+
+    impl Capture {
+        fn text(&self) -> String {
+            let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+            String::from_utf8(bytes).unwrap_or_default()
+        }
+    }
+
+    fn config(json: bool) -> ObservabilityConfig {
+        ObservabilityConfig {
+            log_level: "debug".into(),
+            log_json: json,
+            log_tool_arguments: false,
+        }
+    }
+
+    /// Run `f` with the log subscriber writing into a buffer; the lines.
+    fn logged(json: bool, secrets: &[&str], f: impl FnOnce()) -> Vec<String> {
+        let capture = Capture::default();
+        let subscriber = subscriber(&config(json), LogRedactor::new(secrets), capture.clone());
+        tracing::subscriber::with_default(subscriber, f);
+        capture.text().lines().map(str::to_owned).collect()
+    }
+
+    fn parse(line: &str) -> Value {
+        match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => panic!("not a JSON line ({e}): {line:?}"),
+        }
+    }
+
+    fn github_token() -> String {
+        ["ghp_", &"a".repeat(36)].concat()
+    }
+
+    #[test]
+    fn events_are_one_json_object_per_line_with_the_event_name_as_message() {
+        let lines = logged(true, &[], || {
+            tracing::info!(method = "tools/list", duration_ms = 1.5, "rpc.ok");
+            tracing::warn!(origin = "https://evil.example", "http.origin_rejected");
+        });
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        let first = parse(&lines[0]);
+        assert_eq!(first["message"], "rpc.ok");
+        assert_eq!(first["level"], "INFO");
+        assert_eq!(first["method"], "tools/list");
+        assert_eq!(first["duration_ms"], 1.5);
+        assert!(
+            first["timestamp"]
+                .as_str()
+                .is_some_and(|t| t.ends_with('Z'))
+        );
+        let second = parse(&lines[1]);
+        assert_eq!(second["message"], "http.origin_rejected");
+        assert_eq!(second["level"], "WARN");
+        assert_eq!(second["origin"], "https://evil.example");
+    }
+
+    // Seed: test_cli_and_logging "bearer_token and token redacted".
+    #[test]
+    fn credential_named_fields_are_redacted() {
+        let lines = logged(true, &[], || {
+            tracing::info!(
+                bearer_token = "abc",
+                token = "t0k3n",
+                Authorization = "Basic Zm9vOmJhcg==",
+                api_key = 12345,
+                github_token = %"anything",
+                password = "",
+                secret = false,
+                tool = "read_file",
+                "event"
+            );
+        });
+        let v = parse(&lines[0]);
+        for name in [
+            "bearer_token",
+            "token",
+            "Authorization",
+            "api_key",
+            "github_token",
+        ] {
+            assert_eq!(v[name], REDACTED, "{name}: {v}");
+        }
+        // Falsy values are shown as they are (the seed's rule).
+        assert_eq!(v["password"], "");
+        assert_eq!(v["secret"], false);
+        assert_eq!(v["tool"], "read_file");
+    }
+
+    #[test]
+    fn credential_shaped_values_are_redacted_in_any_field_and_in_the_message() {
+        let token = github_token();
+        let aws = ["AKIA", "IOSFODNN7EXAMPLE"].concat();
+        let lines = logged(true, &[], || {
+            tracing::warn!(host = %format!("{token}.evil.example"), "http.host_rejected");
+            tracing::warn!(method = %token, message_text = %format!("unknown method '{aws}'"), "rpc.error");
+            tracing::warn!("config.warning: key {} is set", aws);
+        });
+        let all = lines.join("\n");
+        assert!(!all.contains(&token), "{all}");
+        assert!(!all.contains(&aws), "{all}");
+        let host = parse(&lines[0]);
+        assert_eq!(host["host"], "[redacted:github-token].evil.example");
+        assert_eq!(host["message"], "http.host_rejected");
+        assert_eq!(
+            parse(&lines[2])["message"],
+            "config.warning: key [redacted:aws-access-key-id] is set"
+        );
+    }
+
+    #[test]
+    fn configured_secrets_are_scrubbed_whatever_their_shape() {
+        let bearer = "correct-horse-battery-staple";
+        let lines = logged(true, &[bearer, ""], || {
+            tracing::warn!(host = %format!("{bearer}.example"), "http.host_rejected");
+            tracing::debug!("saw {bearer} twice: {bearer}");
+        });
+        let all = lines.join("\n");
+        assert!(!all.contains(bearer), "{all}");
+        assert_eq!(parse(&lines[0])["host"], "[redacted].example");
+        assert_eq!(
+            parse(&lines[1])["message"],
+            "saw [redacted] twice: [redacted]"
+        );
+    }
+
+    #[test]
+    fn a_redaction_cannot_break_the_json_line() {
+        // Rules that end at whitespace (basic-auth-header) or span anything
+        // (private-key-block, url-credentials) would swallow quotes and commas
+        // if they ran over the rendered line. They run over values.
+        let pem = "-----BEGIN PRIVATE KEY-----";
+        let lines = logged(true, &[], || {
+            tracing::warn!(
+                a = "Authorization: Bearer abcdefghijklmnop\"}",
+                b = %format!("{pem}\nMIIB"),
+                c = "-----END PRIVATE KEY----- x://user:pa\"ss",
+                d = "@host\u{2028}\u{0}",
+                "Authorization: Bearer zyxwvutsrqpo"
+            );
+        });
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let v = parse(&lines[0]);
+        assert_eq!(v["a"], "Authorization: Bearer [redacted:basic-auth-header]");
+        assert_eq!(
+            v["message"],
+            "Authorization: Bearer [redacted:basic-auth-header]"
+        );
+        assert!(!lines[0].contains("abcdefghijklmnop"));
+        assert!(!lines[0].contains("zyxwvutsrqpo"));
+    }
+
+    #[test]
+    fn text_mode_redacts_too_and_stays_on_one_line() {
+        let token = github_token();
+        let lines = logged(false, &[], || {
+            tracing::warn!(origin = %format!("https://{token}\nforged line"), password = "pw", "http.origin_rejected");
+        });
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(!lines[0].contains(&token), "{}", lines[0]);
+        assert!(lines[0].contains("http.origin_rejected"), "{}", lines[0]);
+        assert!(lines[0].contains("password=[redacted]"), "{}", lines[0]);
+        assert!(lines[0].contains("\\nforged line"), "{}", lines[0]);
+    }
+
+    #[test]
+    fn a_field_called_message_does_not_replace_the_event_name() {
+        let lines = logged(true, &[], || {
+            tracing::warn!(method = "x", message = %"unknown method 'x'", code = -32601, "rpc.error");
+        });
+        let v = parse(&lines[0]);
+        assert_eq!(v["message"], "rpc.error", "{v}");
+        assert_eq!(v["detail"], "unknown method 'x'", "{v}");
+    }
+
+    #[test]
+    fn the_debug_form_names_no_secret() {
+        let r = LogRedactor::new(&["hunter2hunter2"]);
+        assert!(!format!("{r:?}").contains("hunter2"));
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Secrets of a few shapes the redactor knows, built from parts.
+        fn secret() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[A-Z0-9]{16}".prop_map(|s| ["AKIA", &s].concat()),
+                "[A-Za-z0-9]{36}".prop_map(|s| ["ghp_", &s].concat()),
+                "[A-Za-z0-9]{40}".prop_map(|s| ["sk_live_", &s].concat()),
+                "[A-Za-z0-9_-]{10,20}[A-Za-z0-9]"
+                    .prop_map(|s| ["glpat-", &s, "XYZ0123456789"].concat()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+            #[test]
+            fn every_line_is_json_and_no_secret_survives(
+                before in "\\PC{0,30}", after in "[ \"',;}\\]\n\t\\\\]\\PC{0,30}", s in secret(),
+            ) {
+                let value = format!("{before} {s}{after}");
+                let lines = logged(true, &[], || {
+                    tracing::warn!(host = %value, "http.host_rejected");
+                    tracing::warn!("{value}");
+                });
+                prop_assert_eq!(lines.len(), 2, "{:?}", lines);
+                for line in &lines {
+                    let v: Result<Value, _> = serde_json::from_str(line);
+                    prop_assert!(v.is_ok(), "not JSON: {line:?}");
+                    prop_assert!(!line.contains(&s), "{s} in {line}");
+                }
+            }
+        }
+    }
 }

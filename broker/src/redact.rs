@@ -59,6 +59,12 @@
 //!
 //! The rules recognise shapes, not entropy: a random password in a variable
 //! called `x` passes through.
+//!
+//! A shape must be seen whole. Where a limit cuts text (a search line at
+//! `SEARCH_LINE_CHARS`, a signature at `SIGNATURE_CHARS`), a credential the
+//! cut runs through loses what its rule needs (the `@` after a URL password,
+//! the last characters of a token) and would pass as a fragment, possibly the
+//! whole password; [`drop_cut_tail`] removes the word the cut ran through.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -421,6 +427,31 @@ fn is_redaction_token(text: &str) -> bool {
     text.strip_prefix("[redacted:")
         .and_then(|rest| rest.strip_suffix(']'))
         .is_some_and(|name| RULE_NAMES.contains(&name))
+}
+
+/// Characters that end a credential (with whitespace), so a cut text may end
+/// after one without keeping part of a credential.
+const WORD_ENDS: [char; 14] = [
+    '"', '\'', '`', ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '|',
+];
+
+/// For text that may have been cut at `limit` characters: when it has
+/// `limit` characters or more, drops the trailing word (everything after the
+/// last whitespace or one of `` "'`,;()[]{}<>| ``, which end every shape but
+/// the `basic-auth-header` token, and that rule matches any remainder), which
+/// may be the start of a credential no rule can recognise any more. Shorter text is returned as it
+/// is. Apply before redaction.
+#[must_use]
+pub fn drop_cut_tail(text: &str, limit: usize) -> Cow<'_, str> {
+    if text.chars().nth(limit.saturating_sub(1)).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let keep = text
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || WORD_ENDS.contains(&c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    Cow::Borrowed(&text[..keep])
 }
 
 /// What redaction did: how many replacements, under which rules.
@@ -1206,6 +1237,21 @@ mod tests {
         ] {
             assert!(!is_credential_field(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_word_cut_by_a_limit_is_dropped() {
+        let password = ["S3cret", "Passw0rd"].concat();
+        let cut = format!("dsn = \"postgres://app:{password}");
+        let n = cut.chars().count();
+        assert_eq!(drop_cut_tail(&cut, n), "dsn = \"");
+        assert_eq!(drop_cut_tail(&cut, n - 1), "dsn = \"");
+        // Shorter than the limit: not cut, kept whole.
+        assert_eq!(drop_cut_tail(&cut, n + 1), cut);
+        assert_eq!(drop_cut_tail("a(b", 3), "a(");
+        assert_eq!(drop_cut_tail("abc", 3), "");
+        assert_eq!(drop_cut_tail("ab é", 4), "ab ");
+        assert_eq!(drop_cut_tail("", 0), "");
     }
 
     #[test]

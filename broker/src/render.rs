@@ -10,10 +10,12 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
+use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{Declares, DirEntry, EntryKind, SymbolMethod, ToolOutput};
 
 use crate::fence::escape_for_prose;
+use crate::redact::drop_cut_tail;
 
 /// A rendered success, before content controls run.
 #[derive(Debug)]
@@ -177,20 +179,23 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
             notes(&mut summary, &n);
             let mut body = String::new();
             let mut matches = Vec::with_capacity(o.matches.len());
+            // A line the worker cut at its limit may end in part of a
+            // credential that redaction can no longer recognise.
+            let uncut = |l: &str| drop_cut_tail(l, SEARCH_LINE_CHARS).into_owned();
             for m in &o.matches {
+                let (text, before, after) = (
+                    uncut(&m.text),
+                    m.before.iter().map(|l| uncut(l)).collect::<Vec<_>>(),
+                    m.after.iter().map(|l| uncut(l)).collect::<Vec<_>>(),
+                );
                 if !body.is_empty() {
                     body.push('\n');
                 }
                 let _ = write!(body, "{}:{}:", m.path, m.line);
-                for l in m
-                    .before
-                    .iter()
-                    .chain(std::iter::once(&m.text))
-                    .chain(&m.after)
-                {
+                for l in before.iter().chain(std::iter::once(&text)).chain(&after) {
                     let _ = write!(body, "\n  {l}");
                 }
-                matches.push(json!({"path": m.path, "line": m.line, "text": m.text, "before": m.before, "after": m.after}));
+                matches.push(json!({"path": m.path, "line": m.line, "text": text, "before": before, "after": after}));
             }
             Rendered {
                 summary,
@@ -243,6 +248,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
             let mut body = String::new();
             let mut defs = Vec::with_capacity(o.definitions.len());
             for d in &o.definitions {
+                let signature = drop_cut_tail(&d.signature, SIGNATURE_CHARS);
                 if !body.is_empty() {
                     body.push('\n');
                 }
@@ -253,11 +259,11 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     d.path,
                     d.line,
                     d.kind.as_str(),
-                    d.signature
+                    signature
                 );
                 defs.push(json!({
                     "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind.as_str(),
-                    "line": d.line, "signature": d.signature, "path": d.path, "language": d.language,
+                    "line": d.line, "signature": signature, "path": d.path, "language": d.language,
                     "method": method
                 }));
             }
