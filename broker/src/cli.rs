@@ -15,7 +15,9 @@ use moat_protocol::request::{SandboxRequest, WorkerInit};
 
 use crate::config::{self, Config, SandboxMode, Sources, Transport};
 use crate::mcp::{Server, Session, TransportInfo, jsonrpc, meta};
-use crate::supervisor::{Executor, Pool, PoolConfig};
+use crate::supervisor::Executor;
+#[cfg(unix)]
+use crate::supervisor::{Pool, PoolConfig};
 
 /// The hidden subcommand that turns the binary into a worker.
 pub const WORKER_SUBCOMMAND: &str = "__moat_worker";
@@ -179,6 +181,12 @@ pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, Strin
                 .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
             Ok(Executor::InProcess(Arc::new(ws)))
         }
+        #[cfg(not(unix))]
+        SandboxMode::Confined => {
+            let _ = inherit_stderr;
+            Err("confined workers need a Unix system; use sandbox.mode = in-process".into())
+        }
+        #[cfg(unix)]
         SandboxMode::Confined => {
             let program = if cfg!(target_os = "linux") {
                 PathBuf::from("/proc/self/exe")

@@ -47,6 +47,7 @@ impl Controls {
             summary,
             mut structured,
             untrusted,
+            scan,
         } = rendered;
         let mut texts = vec![summary];
         if let Some(label) = tool.fence_label() {
@@ -54,7 +55,14 @@ impl Controls {
             // The assessment reads the raw text; its excerpts pass through the
             // redaction pass below with everything else.
             let assessment = if self.scan {
-                self.scanner.assess(&raw).to_json()
+                match &scan {
+                    Some((text, offset)) => {
+                        let mut a = self.scanner.assess(text).to_json();
+                        shift_lines(&mut a, *offset);
+                        a
+                    }
+                    None => self.scanner.assess(&raw).to_json(),
+                }
             } else {
                 json!({"level": "none", "risk": 0.0, "invisible_characters": 0, "signals": []})
             };
@@ -89,7 +97,7 @@ impl Controls {
         structured: Map<String, Value>,
         is_error: bool,
     ) -> Map<String, Value> {
-        let mut report = RedactionReport;
+        let mut report = RedactionReport::default();
         let content: Vec<Value> = texts
             .into_iter()
             .map(|t| {
@@ -107,5 +115,19 @@ impl Controls {
         result.insert("structuredContent".into(), structured);
         result.insert("isError".into(), Value::Bool(is_error));
         result
+    }
+}
+
+/// Add `offset` to every finding's line number.
+fn shift_lines(assessment: &mut Value, offset: u64) {
+    if offset == 0 {
+        return;
+    }
+    if let Some(signals) = assessment.get_mut("signals").and_then(Value::as_array_mut) {
+        for s in signals {
+            if let Some(line) = s.get("line").and_then(Value::as_u64) {
+                s["line"] = Value::from(line + offset);
+            }
+        }
     }
 }

@@ -190,9 +190,7 @@ fn probe_worker(
             if let Some(r) = executor.sandbox_report() {
                 break Ok(r);
             }
-            if let crate::supervisor::Executor::Pool(p) = &executor
-                && let Some(e) = p.last_error()
-            {
+            if let Some(e) = executor.last_error() {
                 break Err(e);
             }
             if std::time::Instant::now() > deadline {

@@ -25,6 +25,11 @@ pub struct Rendered {
     pub structured: Map<String, Value>,
     /// File-derived text for the fence (file-content tools only).
     pub untrusted: Option<String>,
+    /// What the injection scanner reads instead of `untrusted`, and the line
+    /// number of its first line minus one (read_file: the raw lines, so
+    /// line-start signals are not hidden by the numbering and findings carry
+    /// file line numbers).
+    pub scan: Option<(String, u64)>,
 }
 
 fn obj(v: Value) -> Map<String, Value> {
@@ -84,6 +89,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
                 untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
+                scan: Some((o.text.clone(), o.start_line.saturating_sub(1))),
             }
         }
         ToolOutput::ListDirectory(o) => {
@@ -139,6 +145,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "special_skipped": o.special_skipped, "truncated": o.truncated
                 })),
                 untrusted: None,
+                scan: None,
             }
         }
         ToolOutput::SearchCode(o) => {
@@ -193,6 +200,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
+                scan: None,
             }
         }
         ToolOutput::FindSymbol(o) => {
@@ -262,6 +270,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
+                scan: None,
             }
         }
         ToolOutput::ProjectOverview(o) => {
@@ -329,6 +338,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "version_control": o.version_control, "timed_out": o.timed_out
                 })),
                 untrusted: None,
+                scan: None,
             }
         }
         ToolOutput::GitLog(o) => {
@@ -356,6 +366,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "commit_count": n, "path": o.path, "truncated": o.truncated
                 })),
                 untrusted: Some(body.join("\n")),
+                scan: None,
             }
         }
         ToolOutput::GitDiff(o) => {
@@ -384,6 +395,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated
                 })),
                 untrusted: Some(o.diff.clone()),
+                scan: None,
             }
         }
     }

@@ -484,16 +484,25 @@ impl Moat {
     /// notifications/initialized; modern: nothing to do).
     #[must_use]
     pub fn connect(root: &Path, opts: &Options, era: Era) -> Moat {
+        if era == Era::Legacy {
+            return Moat::connect_legacy(root, opts, "2025-11-25");
+        }
         let mut m = Moat::start(root, opts);
         m.era = era;
-        if era == Era::Legacy {
-            let r = m.request_raw(
-                "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "moat-tests", "version": "0"}}),
-            );
-            assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
-            m.notify("notifications/initialized", json!({}));
-        }
+        m
+    }
+
+    /// Start and complete a legacy handshake negotiating `version`.
+    #[must_use]
+    pub fn connect_legacy(root: &Path, opts: &Options, version: &str) -> Moat {
+        let mut m = Moat::start(root, opts);
+        m.era = Era::Legacy;
+        let r = m.request_raw(
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "moat-tests", "version": "0"}}),
+        );
+        assert_eq!(r["result"]["protocolVersion"], version, "{r}");
+        m.notify("notifications/initialized", json!({}));
         m
     }
 
@@ -628,8 +637,58 @@ impl Moat {
         }
     }
 
+    /// Wait until the broker has `n` workers that have all finished
+    /// starting (confined mode; the broker logs `worker.ready` at debug
+    /// level, which the harness enables), up to 10 s. Returns their pids.
+    pub fn wait_for_ready_workers(&self, n: usize) -> Vec<u32> {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let pids = self.worker_pids();
+            let ready = self.ready_pids();
+            if pids.len() == n && pids.iter().all(|p| ready.contains(p)) {
+                return pids;
+            }
+            if Instant::now() > until {
+                panic!("no {n} ready workers (live {pids:?}, ready {ready:?})");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Pids the broker has logged as `worker.ready`.
+    fn ready_pids(&self) -> Vec<u32> {
+        self.stderr()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["message"] == "worker.ready" || v["fields"]["message"] == "worker.ready")
+            .filter_map(|v| {
+                v.get("pid")
+                    .or_else(|| v["fields"].get("pid"))
+                    .and_then(Value::as_u64)
+                    .and_then(|p| u32::try_from(p).ok())
+            })
+            .collect()
+    }
+
+    /// Close stdin, wait for exit (up to 10 s), and return the exit status
+    /// with every stdout line not yet received (the server exits only after
+    /// answering what it had read, so this is the rest of the stream).
+    pub fn finish(mut self) -> (ExitStatus, Vec<String>) {
+        let status = self.wait_exit();
+        let mut rest = Vec::new();
+        // The reader thread ends when the broker's stdout closes.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(10)) {
+            rest.push(line);
+        }
+        (status, rest)
+    }
+
     /// Close stdin and wait for exit (up to 10 s).
     pub fn close(mut self) -> ExitStatus {
+        self.wait_exit()
+    }
+
+    fn wait_exit(&mut self) -> ExitStatus {
         drop(self.stdin.take());
         let until = Instant::now() + Duration::from_secs(10);
         loop {

@@ -5,17 +5,6 @@
 //! seccomp apply to the calling thread and are inherited only by threads
 //! created afterwards.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
-use moat_protocol::frame::{self, MAX_REQUEST_FRAME_LEN};
-use moat_protocol::request::{RequestEnvelope, SandboxRequest, WorkerInit};
-use moat_protocol::response::WorkerHello;
-
-use crate::sandbox;
-use crate::tools;
-use crate::workspace::Workspace;
-
 /// Exit codes of a worker, so the broker can say why one died.
 pub mod exit {
     /// The broker closed the socket: normal end.
@@ -31,8 +20,20 @@ pub mod exit {
 }
 
 /// Run the worker. Returns the process exit code.
+#[cfg(unix)]
 #[must_use]
 pub fn run() -> i32 {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use moat_protocol::frame::{self, MAX_REQUEST_FRAME_LEN};
+    use moat_protocol::request::{RequestEnvelope, SandboxRequest, WorkerInit};
+    use moat_protocol::response::WorkerHello;
+
+    use crate::sandbox;
+    use crate::tools;
+    use crate::workspace::Workspace;
+
     let mut sock = sandbox::take_socket();
     let init: WorkerInit = match frame::read(&mut sock, MAX_REQUEST_FRAME_LEN) {
         Ok(Some(init)) => init,
@@ -81,6 +82,13 @@ pub fn run() -> i32 {
     }
 }
 
+/// Worker processes exist only on Unix (elsewhere requests run in-process).
+#[cfg(not(unix))]
+#[must_use]
+pub fn run() -> i32 {
+    exit::BAD_INIT
+}
+
 /// What a worker's exit code says about why it stopped, for operators.
 #[must_use]
 pub fn describe_exit_code(code: i32) -> Option<&'static str> {
@@ -89,6 +97,6 @@ pub fn describe_exit_code(code: i32) -> Option<&'static str> {
         exit::BAD_REQUEST => Some("the worker received a malformed request"),
         exit::NO_WORKSPACE => Some("the worker could not open the workspace"),
         exit::SOCKET => Some("the worker's socket failed"),
-        other => sandbox::describe_exit_code(other),
+        other => crate::sandbox::describe_exit_code(other),
     }
 }

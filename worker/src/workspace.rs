@@ -154,6 +154,7 @@ impl Workspace {
 
 /// `rel`, or `.` for the root (the kernel wants a non-empty path).
 #[must_use]
+#[cfg(target_os = "linux")]
 pub(crate) fn rel_or_dot(rel: &str) -> &str {
     if rel.is_empty() { "." } else { rel }
 }

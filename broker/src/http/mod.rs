@@ -411,11 +411,13 @@ fn readyz(st: &State) -> Response<Body> {
     let workspace_present = config.sandbox.workspace.is_dir();
     let executor = st.server.executor();
     let report = executor.sandbox_report();
-    let (workers_ok, mode) = match executor {
-        crate::supervisor::Executor::Pool(p) => {
-            (p.last_error().is_none() || report.is_some(), "confined")
-        }
-        crate::supervisor::Executor::InProcess(_) => (true, "in-process"),
+    let (workers_ok, mode) = if executor.is_confined() {
+        (
+            executor.last_error().is_none() || report.is_some(),
+            "confined",
+        )
+    } else {
+        (true, "in-process")
     };
     let ready = workspace_present && workers_ok;
     let body = json!({

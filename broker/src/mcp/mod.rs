@@ -177,11 +177,15 @@ impl Server {
                 .legacy()
                 .or_else(|| (msg.method == "ping").then(|| meta::LEGACY_VERSIONS[0].to_owned()))
         };
-        if legacy.is_some() {
+        if let Some(version) = legacy {
             return match msg.method.as_str() {
                 "ping" => Ok(json!({})),
+                "logging/setLevel" => set_log_level(id, &msg.params),
                 "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
-                "tools/call" => self.tools_call(id, &msg.params, Era::Legacy, None).await,
+                "tools/call" => {
+                    self.tools_call(id, &msg.params, Era::Legacy, None, &version)
+                        .await
+                }
                 other => Err(method_not_found(id, other)),
             };
         }
@@ -190,8 +194,14 @@ impl Server {
             "server/discover" => Ok(self.discover(&rm)),
             "tools/list" => self.tools_list(id, &msg.params, Era::Modern, Some(&rm)),
             "tools/call" => {
-                self.tools_call(id, &msg.params, Era::Modern, Some(&rm))
-                    .await
+                self.tools_call(
+                    id,
+                    &msg.params,
+                    Era::Modern,
+                    Some(&rm),
+                    meta::MODERN_VERSION,
+                )
+                .await
             }
             other => Err(method_not_found(id, other)),
         }
@@ -216,6 +226,12 @@ impl Server {
         json!({"tools": {"listChanged": false}})
     }
 
+    fn legacy_capabilities(&self) -> Value {
+        // `logging` is declared so clients may call logging/setLevel; moat's
+        // logs go to stderr and it never sends notifications/message.
+        json!({"tools": {"listChanged": false}, "logging": {}})
+    }
+
     fn initialize(&self, msg: &Message, session: &Session, transport: TransportInfo<'_>) -> Value {
         let requested = msg
             .params
@@ -232,7 +248,7 @@ impl Server {
         }
         json!({
             "protocolVersion": version,
-            "capabilities": self.capabilities(),
+            "capabilities": self.legacy_capabilities(),
             "serverInfo": self.server_info(),
             "instructions": self.config.server.instructions,
         })
@@ -308,6 +324,7 @@ impl Server {
         params: &Map<String, Value>,
         era: Era,
         rm: Option<&meta::RequestMeta>,
+        version: &str,
     ) -> Result<Value, RpcError> {
         let invalid = |m: String| RpcError::new(id.cloned(), code::INVALID_PARAMS, m);
         let name = match params.get("name") {
@@ -330,9 +347,26 @@ impl Server {
                 crate::error::quote(name).trim_matches('\'')
             )));
         };
-        self.registry
-            .validate_input(declaration, args)
-            .map_err(invalid)?;
+        if let Err(problem) = self.registry.validate_input(declaration, args) {
+            if !validation_is_tool_error(version) {
+                return Err(invalid(problem));
+            }
+            // 2025-11-25 and later (SEP-1303): arguments that fail the input
+            // schema are a tool execution error the model can correct, still
+            // refused before anything runs.
+            let refusal = crate::error::Refusal {
+                code: "invalid_arguments",
+                message: format!("{problem}."),
+                remedy: "Call the tool again with arguments that match its inputSchema.".into(),
+            };
+            tracing::info!(tool = name, error = "invalid_arguments", "tool.call");
+            let mut result = self.controls.failure(&refusal);
+            if let (Era::Modern, Some(rm)) = (era, rm) {
+                result.insert("resultType".into(), json!("complete"));
+                result.insert("_meta".into(), self.result_meta(rm));
+            }
+            return Ok(Value::Object(result));
+        }
         let args_map = args.as_object().cloned().unwrap_or_default();
         let limits = &self.config.sandbox.limits;
         let request = tool.to_request(&args_map, limits);
@@ -376,6 +410,40 @@ impl Server {
         }
         Ok(Value::Object(result))
     }
+}
+
+/// Legacy `logging/setLevel`: a valid syslog level is acknowledged (moat
+/// logs to stderr and sends no `notifications/message`); anything else is
+/// `-32602`.
+fn set_log_level(id: Option<&Id>, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    const LEVELS: &[&str] = &[
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    match params.get("level").and_then(Value::as_str) {
+        Some(l) if LEVELS.contains(&l) => Ok(json!({})),
+        _ => Err(RpcError::new(
+            id.cloned(),
+            code::INVALID_PARAMS,
+            "logging/setLevel needs params.level, one of debug, info, notice, warning, error, critical, alert, emergency",
+        )),
+    }
+}
+
+/// Whether arguments that fail the input schema are answered as a tool error
+/// (`isError: true`, revisions 2025-11-25 and later, SEP-1303) rather than a
+/// JSON-RPC `-32602` (earlier revisions, whose tools spec lists invalid
+/// arguments among protocol errors). Revision strings are ISO dates, so they
+/// order as text.
+#[must_use]
+pub fn validation_is_tool_error(version: &str) -> bool {
+    version >= "2025-11-25"
 }
 
 fn method_not_found(id: Option<&Id>, method: &str) -> RpcError {

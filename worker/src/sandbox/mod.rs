@@ -72,7 +72,9 @@ mod socket;
 pub mod spawn;
 
 pub use git_files::resolve_git_files;
-pub use socket::{SOCKET_FD, take_socket};
+pub use socket::SOCKET_FD;
+#[cfg(unix)]
+pub use socket::take_socket;
 
 /// Exit code of each failing step, with what an operator should read (see
 /// [`SandboxError::exit_code`] and [`describe_exit_code`]).

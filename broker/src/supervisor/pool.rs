@@ -1,20 +1,4 @@
-//! Running tool requests: in a pool of confined worker processes, or (the
-//! fallback) on blocking threads inside the broker.
-//!
-//! # The pool
-//!
-//! * Workers are started by one long-lived *spawner* thread (the parent-death
-//!   signal is tied to the thread that forks), each with a socketpair, a built
-//!   environment and its own process group. A worker is ready once it has
-//!   confined itself and sent its hello.
-//! * One request per worker at a time. A request waits for an idle worker,
-//!   sends one frame, and reads one frame back before `budget + grace`.
-//! * Past the deadline, or when the worker dies, sends a malformed or
-//!   oversized frame, the broker kills the worker's process group, reaps it,
-//!   answers the request with a tool error, and starts a replacement. A worker
-//!   is never reused after anything unexpected.
-//! * The exchange runs in its own task, so a client that goes away mid-call
-//!   cannot leave a worker half-used.
+//! The pool of confined worker processes (Unix only; see the parent module).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -30,90 +14,24 @@ use tokio::sync::{Notify, Semaphore};
 use moat_protocol::frame::{self, HEADER_LEN, MAX_RESPONSE_FRAME_LEN};
 use moat_protocol::limits::KILL_GRACE_MS;
 use moat_protocol::request::{Request, RequestEnvelope, WorkerInit};
-use moat_protocol::response::{Response, SandboxReport, ToolOutput, WorkerHello};
-use moat_protocol::wire_error::WireError;
-use moat_worker::workspace::Workspace;
+use moat_protocol::response::{Response, SandboxReport, WorkerHello};
 
+use super::Outcome;
 use crate::error::ToolFailure;
 
 /// How long a new worker may take to confine itself and say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What a tool call produced.
-pub type Outcome = Result<Result<ToolOutput, WireError>, ToolFailure>;
-
-/// Where requests run.
-#[derive(Debug, Clone)]
-pub enum Executor {
-    /// Confined worker processes.
-    Pool(Arc<Pool>),
-    /// The fallback: the worker library on blocking threads.
-    InProcess(Arc<Workspace>),
-}
-
-impl Executor {
-    /// Run one request within `budget`.
-    pub async fn run(&self, request: Request, budget: Duration) -> Outcome {
-        match self {
-            Executor::Pool(p) => {
-                let pool = Arc::clone(p);
-                match tokio::spawn(async move { pool.run(request, budget).await }).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => Err(ToolFailure::WorkerFailed {
-                        why: "could not be reached",
-                    }),
-                }
-            }
-            Executor::InProcess(ws) => {
-                let ws = Arc::clone(ws);
-                let task = tokio::task::spawn_blocking(move || {
-                    moat_worker::tools::handle(&ws, &request, budget)
-                });
-                let grace = Duration::from_millis(KILL_GRACE_MS);
-                match tokio::time::timeout(budget + grace, task).await {
-                    Ok(Ok(Response::Done(r))) => Ok(r),
-                    Ok(Err(_)) => Err(ToolFailure::WorkerFailed { why: "failed" }),
-                    // The blocking thread cannot be killed; it finishes on its
-                    // own (every tool checks the deadline cooperatively).
-                    Err(_) => Err(ToolFailure::TimedOut { budget }),
-                }
-            }
-        }
-    }
-
-    /// Stop every worker and wait for it (no-op in-process).
-    pub async fn shutdown(&self) {
-        if let Executor::Pool(p) = self {
-            p.shutdown().await;
-        }
-    }
-
-    /// The sandbox status reported by the most recent worker, if any.
-    #[must_use]
-    pub fn sandbox_report(&self) -> Option<SandboxReport> {
-        match self {
-            Executor::Pool(p) => p.last_report.lock().ok().and_then(|r| r.clone()),
-            Executor::InProcess(_) => None,
-        }
-    }
-
-    /// Process ids of live workers (for tests and diagnostics).
-    #[must_use]
-    pub fn worker_pids(&self) -> Vec<u32> {
-        match self {
-            Executor::Pool(p) => p
-                .pids
-                .lock()
-                .map(|m| m.keys().copied().collect())
-                .unwrap_or_default(),
-            Executor::InProcess(_) => Vec::new(),
-        }
-    }
-}
-
 struct Worker {
     child: std::process::Child,
     stream: UnixStream,
+}
+
+impl Worker {
+    /// Whether the process has already exited (or cannot be waited for).
+    fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
 }
 
 /// How to start workers.
@@ -207,10 +125,48 @@ impl Pool {
                     }
                 }
             })?;
+        // A worker that dies while idle is reaped and replaced when the
+        // kernel reports a child's exit, not whenever a request next picks
+        // it (until then it would be a zombie and the pool one short).
+        let mut sigchld = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())?;
+        let weak = Arc::downgrade(&pool);
+        tokio::spawn(async move {
+            while sigchld.recv().await.is_some() {
+                let Some(pool) = weak.upgrade() else { break };
+                pool.reap_idle().await;
+            }
+        });
         for _ in 0..pool.size {
             pool.request_spawn();
         }
         Ok(pool)
+    }
+
+    /// Reap and replace every idle worker that has exited.
+    async fn reap_idle(&self) {
+        let dead: Vec<Worker> = match self.idle.lock() {
+            Ok(mut idle) => {
+                let mut dead = Vec::new();
+                let mut i = 0;
+                while i < idle.len() {
+                    if idle[i].has_exited() {
+                        dead.push(idle.remove(i));
+                    } else {
+                        i += 1;
+                    }
+                }
+                dead
+            }
+            Err(_) => return,
+        };
+        for worker in dead {
+            // Each idle worker holds one `ready` permit. If a waiter took it
+            // first, that waiter finds the idle list one shorter and waits.
+            if let Ok(p) = self.ready.try_acquire() {
+                p.forget();
+            }
+            let _ = self.discard(worker, "died while idle").await;
+        }
     }
 
     fn request_spawn(&self) {
@@ -259,45 +215,26 @@ impl Pool {
             self.discard_blocking(child);
             return;
         }
+        tracing::debug!(pid = child.id(), "worker.ready");
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(Worker { child, stream });
         }
         self.ready.add_permits(1);
     }
 
-    async fn run(&self, request: Request, budget: Duration) -> Outcome {
+    pub(super) async fn run(&self, request: Request, budget: Duration) -> Outcome {
         let start = Instant::now();
         let deadline = start + budget;
         let mut worker = loop {
-            if let Ok(permit) = self.ready.try_acquire() {
-                permit.forget();
-                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
-                    Some(w) => break w,
-                    None => continue,
-                }
+            let mut worker = self.acquire(deadline, budget).await?;
+            // A worker that died while idle (OOM killer, an operator's kill)
+            // never saw this request: replace it and take another, rather
+            // than fail a request the client did nothing wrong with.
+            if worker.has_exited() {
+                let _ = self.discard(worker, "died while idle").await;
+                continue;
             }
-            if self.live.load(Ordering::SeqCst) == 0 {
-                return Err(ToolFailure::Unavailable);
-            }
-            tokio::select! {
-                acquired = self.ready.acquire() => match acquired {
-                    Ok(p) => {
-                        p.forget();
-                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
-                            break w;
-                        }
-                    }
-                    Err(_) => return Err(ToolFailure::Unavailable),
-                },
-                () = self.all_gone.notified() => {}
-                () = tokio::time::sleep_until(deadline.into()) => {
-                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
-                        ToolFailure::Unavailable
-                    } else {
-                        ToolFailure::TimedOut { budget }
-                    });
-                }
-            }
+            break worker;
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
         let envelope = RequestEnvelope {
@@ -339,6 +276,41 @@ impl Pool {
         }
     }
 
+    /// Wait for an idle worker until `deadline`.
+    async fn acquire(&self, deadline: Instant, budget: Duration) -> Result<Worker, ToolFailure> {
+        loop {
+            if let Ok(permit) = self.ready.try_acquire() {
+                permit.forget();
+                match self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                    Some(w) => return Ok(w),
+                    None => continue,
+                }
+            }
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return Err(ToolFailure::Unavailable);
+            }
+            tokio::select! {
+                acquired = self.ready.acquire() => match acquired {
+                    Ok(p) => {
+                        p.forget();
+                        if let Some(w) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+                            return Ok(w);
+                        }
+                    }
+                    Err(_) => return Err(ToolFailure::Unavailable),
+                },
+                () = self.all_gone.notified() => {}
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    return Err(if self.live.load(Ordering::SeqCst) == 0 {
+                        ToolFailure::Unavailable
+                    } else {
+                        ToolFailure::TimedOut { budget }
+                    });
+                }
+            }
+        }
+    }
+
     fn release(&self, worker: Worker) {
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(worker);
@@ -368,9 +340,10 @@ impl Pool {
     fn discard_blocking(&self, mut child: std::process::Child) {
         let _ = kill_group(child.id());
         let pid = child.id();
-        tokio::task::spawn_blocking(move || {
-            let _ = child.wait();
-        });
+        // Reap before counting it gone: `shutdown` returns once `live` is 0,
+        // and a reap left to a background task may never run before exit.
+        // The child was just SIGKILLed, so this wait is short.
+        let _ = child.wait();
         self.forget_pid(pid);
         self.live.fetch_sub(1, Ordering::SeqCst);
         self.all_gone.notify_waiters();
@@ -418,6 +391,21 @@ impl Pool {
                 self.live.fetch_sub(1, Ordering::SeqCst);
             }
         }
+    }
+
+    /// The sandbox status reported by the most recent worker.
+    #[must_use]
+    pub fn sandbox_report(&self) -> Option<SandboxReport> {
+        self.last_report.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// Process ids of live workers.
+    #[must_use]
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.pids
+            .lock()
+            .map(|m| m.keys().copied().collect())
+            .unwrap_or_default()
     }
 
     /// The most recent spawn error, if the last attempt failed.

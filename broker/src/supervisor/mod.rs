@@ -1,0 +1,122 @@
+//! Running tool requests: in a pool of confined worker processes, or (the
+//! fallback) on blocking threads inside the broker.
+//!
+//! # The pool
+//!
+//! * Workers are started by one long-lived *spawner* thread (the parent-death
+//!   signal is tied to the thread that forks), each with a socketpair, a built
+//!   environment and its own process group. A worker is ready once it has
+//!   confined itself and sent its hello.
+//! * One request per worker at a time. A request waits for an idle worker,
+//!   sends one frame, and reads one frame back before `budget + grace`.
+//! * Past the deadline, or when the worker dies, sends a malformed or
+//!   oversized frame, the broker kills the worker's process group, reaps it,
+//!   answers the request with a tool error, and starts a replacement. A worker
+//!   is never reused after anything unexpected.
+//! * The exchange runs in its own task, so a client that goes away mid-call
+//!   cannot leave a worker half-used.
+
+#[cfg(unix)]
+mod pool;
+#[cfg(unix)]
+pub use pool::{Pool, PoolConfig};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use moat_protocol::limits::KILL_GRACE_MS;
+use moat_protocol::request::Request;
+use moat_protocol::response::{Response, SandboxReport, ToolOutput};
+use moat_protocol::wire_error::WireError;
+use moat_worker::workspace::Workspace;
+
+use crate::error::ToolFailure;
+
+/// What a tool call produced.
+pub type Outcome = Result<Result<ToolOutput, WireError>, ToolFailure>;
+
+/// Where requests run.
+#[derive(Debug, Clone)]
+pub enum Executor {
+    /// Confined worker processes.
+    #[cfg(unix)]
+    Pool(Arc<Pool>),
+    /// The fallback: the worker library on blocking threads.
+    InProcess(Arc<Workspace>),
+}
+
+impl Executor {
+    /// Run one request within `budget`.
+    pub async fn run(&self, request: Request, budget: Duration) -> Outcome {
+        match self {
+            #[cfg(unix)]
+            Executor::Pool(p) => {
+                let pool = Arc::clone(p);
+                match tokio::spawn(async move { pool.run(request, budget).await }).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(ToolFailure::WorkerFailed {
+                        why: "could not be reached",
+                    }),
+                }
+            }
+            Executor::InProcess(ws) => {
+                let ws = Arc::clone(ws);
+                let task = tokio::task::spawn_blocking(move || {
+                    moat_worker::tools::handle(&ws, &request, budget)
+                });
+                let grace = Duration::from_millis(KILL_GRACE_MS);
+                match tokio::time::timeout(budget + grace, task).await {
+                    Ok(Ok(Response::Done(r))) => Ok(r),
+                    Ok(Err(_)) => Err(ToolFailure::WorkerFailed { why: "failed" }),
+                    // The blocking thread cannot be killed; it finishes on its
+                    // own (every tool checks the deadline cooperatively).
+                    Err(_) => Err(ToolFailure::TimedOut { budget }),
+                }
+            }
+        }
+    }
+
+    /// Stop every worker and wait for it (no-op in-process).
+    pub async fn shutdown(&self) {
+        #[cfg(unix)]
+        if let Executor::Pool(p) = self {
+            p.shutdown().await;
+        }
+    }
+
+    /// The sandbox status reported by the most recent worker, if any.
+    #[must_use]
+    pub fn sandbox_report(&self) -> Option<SandboxReport> {
+        match self {
+            #[cfg(unix)]
+            Executor::Pool(p) => p.sandbox_report(),
+            Executor::InProcess(_) => None,
+        }
+    }
+
+    /// The most recent worker start-up failure, if the last attempt failed.
+    #[must_use]
+    pub fn last_error(&self) -> Option<String> {
+        match self {
+            #[cfg(unix)]
+            Executor::Pool(p) => p.last_error(),
+            Executor::InProcess(_) => None,
+        }
+    }
+
+    /// Whether requests run in confined worker processes.
+    #[must_use]
+    pub fn is_confined(&self) -> bool {
+        !matches!(self, Executor::InProcess(_))
+    }
+
+    /// Process ids of live workers (for tests and diagnostics).
+    #[must_use]
+    pub fn worker_pids(&self) -> Vec<u32> {
+        match self {
+            #[cfg(unix)]
+            Executor::Pool(p) => p.worker_pids(),
+            Executor::InProcess(_) => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Volume limits: the stdio line cap (default 1 MiB, and configured through
+//! `MOAT_HTTP__MAX_REQUEST_BYTES`) with resync, and the sandbox caps on file
+//! bytes, lines read and directory entries (seed §7).
+
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
+use serde_json::{Value, json};
+
+use super::util::{call_err, call_ok, rpc_error_of};
+
+/// A `tools/list` request line padded (in an ignored member) to `len` bytes.
+fn padded_request(id: i64, len: usize) -> Vec<u8> {
+    let base = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list",
+        "params": {"_meta": Moat::modern_meta(), "pad": ""}});
+    let base_len = serde_json::to_vec(&base).unwrap().len();
+    assert!(len > base_len);
+    let mut v = base;
+    v["params"]["pad"] = Value::String("p".repeat(len - base_len));
+    let mut line = serde_json::to_vec(&v).unwrap();
+    assert_eq!(line.len(), len);
+    line.push(b'\n');
+    line
+}
+
+#[test]
+fn an_oversized_line_is_a_parse_error_and_the_stream_resyncs() {
+    let fx = Fixture::new();
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        // Just under the 1 MiB cap: served.
+        m.send_raw(&padded_request(1, 1_048_000));
+        let r = m.recv();
+        assert_eq!(r["id"], 1, "{r}");
+        assert!(r["result"]["tools"].is_array(), "{r}");
+        // Over it (a valid request, with an id): -32700 with a null id.
+        m.send_raw(&padded_request(2, 1_100_000));
+        let r = m.recv();
+        let (code, msg, _) = rpc_error_of(&r);
+        assert_eq!(code, -32700, "{r}");
+        assert_eq!(r["id"], Value::Null, "{r}");
+        assert!(msg.contains("1048576"), "the message names the cap: {r}");
+        // The very next request on the stream works.
+        m.send_raw(&padded_request(3, 400));
+        let r = m.recv();
+        assert_eq!(r["id"], 3, "{r}");
+        assert!(r["result"]["tools"].is_array(), "{r}");
+        // A 3 MiB line without a single newline, then a request.
+        let mut huge = vec![b'x'; 3 << 20];
+        huge.push(b'\n');
+        m.send_raw(&huge);
+        m.send_raw(&padded_request(4, 400));
+        let r = m.recv();
+        assert_eq!(r["error"]["code"], -32700, "{r}");
+        let r = m.recv();
+        assert_eq!(r["id"], 4, "{r}");
+        let (status, rest) = m.finish();
+        assert!(status.success());
+        assert!(rest.is_empty(), "one error per oversized line: {rest:?}");
+    }
+}
+
+#[test]
+fn seed_quirk_18_the_line_cap_follows_max_request_bytes() {
+    // See: seed quirk 18
+    let fx = Fixture::new();
+    let o = Options::new(Mode::InProcess).env("MOAT_HTTP__MAX_REQUEST_BYTES", "2048");
+    let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+    m.send_raw(&padded_request(1, 2000));
+    let r = m.recv();
+    assert_eq!(r["id"], 1, "{r}");
+    assert!(r["result"]["tools"].is_array(), "{r}");
+    m.send_raw(&padded_request(2, 3000));
+    let r = m.recv();
+    let (code, msg, _) = rpc_error_of(&r);
+    assert_eq!(code, -32700, "{r}");
+    assert!(msg.contains("2048"), "{r}");
+    m.send_raw(&padded_request(3, 500));
+    let r = m.recv();
+    assert_eq!(r["id"], 3, "{r}");
+    assert!(r["result"]["tools"].is_array(), "{r}");
+}
+
+#[test]
+fn max_file_bytes_refuses_bigger_files() {
+    let fx = Fixture::new();
+    fx.file("big.txt", "x".repeat(2000));
+    fx.file("exact.txt", "y".repeat(1024));
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_FILE_BYTES", "1024");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let (code, r) = call_err(&mut m, "read_file", json!({"path": "big.txt"}));
+        assert_eq!(code, "too_large", "{r}");
+        assert!(text(&r, 0).contains("1024-byte limit"), "{r}");
+        assert!(text(&r, 0).contains("2000 bytes"), "{r}");
+        // A range does not get around the cap.
+        let (code, _) = call_err(
+            &mut m,
+            "read_file",
+            json!({"path": "big.txt", "start_line": 1, "end_line": 1}),
+        );
+        assert_eq!(code, "too_large");
+        let r = call_ok(&mut m, "read_file", json!({"path": "exact.txt"}));
+        assert_eq!(r["structuredContent"]["size_bytes"], 1024, "{r}");
+    }
+}
+
+#[test]
+fn max_read_lines_truncates_a_read() {
+    let fx = Fixture::new();
+    let body: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
+    fx.file("long.txt", body);
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_READ_LINES", "25");
+        let mut m = Moat::connect(&fx.root, &o, Era::Legacy);
+        let r = call_ok(&mut m, "read_file", json!({"path": "long.txt"}));
+        let s = &r["structuredContent"];
+        assert_eq!(s["start_line"], 1, "{r}");
+        assert_eq!(s["end_line"], 25, "{r}");
+        assert_eq!(s["total_lines"], 5000, "{r}");
+        assert_eq!(s["truncated"], true, "{r}");
+        assert!(text(&r, 0).contains("(truncated)"), "{r}");
+        let body = super::util::fenced_body(&r);
+        assert_eq!(body.lines().count(), 25);
+        assert!(body.ends_with("25  line 25"), "{body}");
+        // The budget counts from start_line.
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "long.txt", "start_line": 100, "end_line": 4000}),
+        );
+        assert_eq!(r["structuredContent"]["end_line"], 124, "{r}");
+        assert_eq!(r["structuredContent"]["truncated"], true, "{r}");
+        // Asking for less than the budget near the end is not truncated.
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "long.txt", "start_line": 4990}),
+        );
+        assert_eq!(r["structuredContent"]["end_line"], 5000, "{r}");
+        assert_eq!(r["structuredContent"]["truncated"], false, "{r}");
+    }
+}
+
+#[test]
+fn max_directory_entries_truncates_a_listing() {
+    let fx = Fixture::new();
+    for i in 0..10 {
+        fx.file(&format!("f{i:02}.txt"), "x");
+    }
+    fx.dir("zdir");
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_DIRECTORY_ENTRIES", "3");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let r = call_ok(&mut m, "list_directory", json!({}));
+        let s = &r["structuredContent"];
+        let names: Vec<&str> = s["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["zdir", "f00.txt", "f01.txt"], "{r}");
+        assert_eq!(s["truncated"], true, "{r}");
+        assert_eq!(s["files"], 10, "counts are before truncation: {r}");
+        assert_eq!(s["directories"], 1, "{r}");
+        assert!(text(&r, 0).contains("truncated at 3"), "{r}");
+    }
+}
+
+#[test]
+fn a_limit_out_of_bounds_refuses_to_start() {
+    let fx = Fixture::new();
+    for (k, v) in [
+        ("MOAT_SANDBOX__MAX_FILE_BYTES", "10"),
+        ("MOAT_SANDBOX__MAX_READ_LINES", "0"),
+        ("MOAT_HTTP__MAX_REQUEST_BYTES", "100"),
+        ("MOAT_SANDBOX__MAX_FILE_BYTES_TYPO", "2048"),
+    ] {
+        let o = Options::new(Mode::InProcess).env(k, v);
+        let m = Moat::start(&fx.root, &o);
+        let (status, rest) = m.finish();
+        assert_eq!(
+            status.code(),
+            Some(2),
+            "{k}={v} should be a configuration error"
+        );
+        assert!(rest.is_empty(), "nothing on stdout: {rest:?}");
+    }
+}

@@ -1,0 +1,169 @@
+//! `list_directory`: order (directories first, case-insensitive), hidden
+//! names, record shape, `walked_by_search`, and the not-a-directory and
+//! missing cases (seed §2.2).
+
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
+use serde_json::{Value, json};
+
+use super::util::{call_err, call_ok};
+
+fn names(r: &Value) -> Vec<String> {
+    r["structuredContent"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn directories_first_then_files_sorted_case_insensitively() {
+    let fx = Fixture::new();
+    fx.file("b.txt", "bb");
+    fx.file("A.txt", "a");
+    fx.file("C.md", "");
+    fx.dir("c");
+    fx.dir("B");
+    fx.dir("a");
+    for mode in Mode::BOTH {
+        for era in Era::BOTH {
+            let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
+            let r = call_ok(&mut m, "list_directory", json!({}));
+            assert_eq!(names(&r), ["a", "B", "c", "A.txt", "b.txt", "C.md"], "{r}");
+            let s = &r["structuredContent"];
+            assert_eq!(s["path"], ".");
+            assert_eq!(s["directories"], 3);
+            assert_eq!(s["files"], 3);
+            assert_eq!(s["truncated"], false);
+            assert_eq!(s["hidden_by_denylist"], 0);
+            assert_eq!(s["symlinks_skipped"], 0);
+            let t = text(&r, 0);
+            assert!(t.starts_with("./: 6 entries."), "{t}");
+            assert!(t.contains("\ndir   B\n"), "{t}");
+            assert!(t.contains("\nfile  b.txt  (2 bytes)"), "{t}");
+        }
+    }
+}
+
+#[test]
+fn records_have_workspace_relative_paths_and_sizes() {
+    let fx = Fixture::new();
+    fx.file("src/pkg/mod.rs", "fn main() {}\n");
+    fx.file("node_modules/leftpad/index.js", "x");
+    fx.file("target/debug/x", "x");
+    fx.dir("src/pkg/inner");
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        let r = call_ok(&mut m, "list_directory", json!({"path": "src/pkg"}));
+        let s = &r["structuredContent"];
+        assert_eq!(s["path"], "src/pkg");
+        assert_eq!(
+            s["entries"],
+            json!([
+                {"name": "inner", "path": "src/pkg/inner", "type": "directory", "size_bytes": 0, "walked_by_search": true},
+                {"name": "mod.rs", "path": "src/pkg/mod.rs", "type": "file", "size_bytes": 13}
+            ]),
+            "{r}"
+        );
+        assert!(text(&r, 0).starts_with("src/pkg/: 2 entries."), "{r}");
+        let r = call_ok(&mut m, "list_directory", json!({}));
+        let entries = r["structuredContent"]["entries"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let walked = |n: &str| {
+            entries
+                .iter()
+                .find(|e| e["name"] == n)
+                .unwrap_or_else(|| panic!("{n} missing: {r}"))["walked_by_search"]
+                .clone()
+        };
+        assert_eq!(walked("node_modules"), json!(false));
+        assert_eq!(walked("target"), json!(false));
+        assert_eq!(walked("src"), json!(true));
+    }
+}
+
+#[test]
+fn hidden_names_need_include_hidden_except_github() {
+    let fx = Fixture::new();
+    fx.file(".hidden", "h");
+    fx.dir(".github/workflows");
+    fx.dir(".vscode");
+    fx.file("visible", "v");
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        let r = call_ok(&mut m, "list_directory", json!({}));
+        assert_eq!(names(&r), [".github", "visible"], "{r}");
+        let r = call_ok(&mut m, "list_directory", json!({"include_hidden": false}));
+        assert_eq!(names(&r), [".github", "visible"], "{r}");
+        let r = call_ok(&mut m, "list_directory", json!({"include_hidden": true}));
+        assert_eq!(
+            names(&r),
+            [".github", ".vscode", ".hidden", "visible"],
+            "{r}"
+        );
+        // A hidden directory can be listed by name.
+        let r = call_ok(&mut m, "list_directory", json!({"path": ".github"}));
+        assert_eq!(names(&r), ["workflows"], "{r}");
+    }
+}
+
+#[test]
+fn files_and_missing_paths_are_refused() {
+    let fx = Fixture::new();
+    fx.file("a.txt", "a");
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Legacy);
+        let (code, r) = call_err(&mut m, "list_directory", json!({"path": "a.txt"}));
+        assert_eq!(code, "not_a_directory", "{r}");
+        assert!(text(&r, 0).contains("read_file"), "{r}");
+        for p in ["nope", "nope/deeper", "a.txt/x"] {
+            let (code, r) = call_err(&mut m, "list_directory", json!({"path": p}));
+            assert_eq!(code, "not_found", "{p}: {r}");
+        }
+    }
+}
+
+#[test]
+fn an_empty_directory_lists_nothing() {
+    let fx = Fixture::new();
+    fx.dir("empty");
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+    let r = call_ok(&mut m, "list_directory", json!({"path": "empty"}));
+    assert_eq!(r["structuredContent"]["entries"], json!([]), "{r}");
+    assert_eq!(text(&r, 0), "empty/: 0 entries.");
+    // Listings are not fenced: one content block.
+    assert_eq!(r["content"].as_array().unwrap().len(), 1, "{r}");
+    assert!(r["structuredContent"].get("untrusted_content").is_none());
+}
+
+#[test]
+fn unusual_names_are_listed_and_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    fx.file("dir with space/ünï cödé.txt", "unicode\n");
+    fx.file("dir with space/-rf", "dash\n");
+    let raw = std::ffi::OsStr::from_bytes(b"bad\xffname");
+    std::fs::write(fx.root.join("dir with space").join(raw), "x").unwrap();
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        let r = call_ok(&mut m, "list_directory", json!({"path": "dir with space"}));
+        assert_eq!(r["structuredContent"]["files"], 3, "{r}");
+        let n = names(&r);
+        assert!(n.contains(&"ünï cödé.txt".to_owned()), "{n:?}");
+        assert!(n.contains(&"-rf".to_owned()), "{n:?}");
+        assert!(n.iter().any(|x| x.starts_with("bad")), "{n:?}");
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "dir with space/ünï cödé.txt"}),
+        );
+        assert_eq!(
+            r["structuredContent"]["path"],
+            "dir with space/ünï cödé.txt"
+        );
+        let r = call_ok(&mut m, "read_file", json!({"path": "dir with space/-rf"}));
+        assert_eq!(r["structuredContent"]["total_lines"], 1);
+    }
+}
