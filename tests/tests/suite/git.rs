@@ -19,7 +19,7 @@ use std::time::Duration;
 use moat_tests::{Fixture, Mode, have_git, text};
 use serde_json::{Value, json};
 
-use super::tools_util::{fenced, ok, ok_result, refused, rpc_error, start};
+use super::tools_util::{fenced, ok, ok_result, refused, schema_refused, start, start_2025_06_18};
 
 /// A fixture with the seed's git history, or `None` (test skipped) without git.
 fn repo() -> Option<Fixture> {
@@ -116,8 +116,8 @@ fn git_log_path_filter_and_limit() {
     assert_eq!(code, "outside_workspace");
     let (code, _) = refused(&mut m, "git_log", json!({"path": ".env"}));
     assert_eq!(code, "denied_path");
-    let (code, _) = rpc_error(&mut m, "git_log", json!({"limit": 201}));
-    assert_eq!(code, -32602);
+    let msg = schema_refused(&mut m, "git_log", json!({"limit": 201}), true);
+    assert!(msg.contains("limit"), "{msg}");
 }
 
 #[test]
@@ -234,16 +234,21 @@ fn hostile_revisions(sentinel: &Path) -> Vec<String> {
 fn hostile_revisions_are_refused_by_the_schema() {
     let Some(fx) = repo() else { return };
     let sentinel = fx.outside.join("should-never-exist");
+    let mut revs = hostile_revisions(&sentinel);
+    revs.extend(["--all", "-p", "-", "--", "", " HEAD", "a b", "HEAD\n"].map(String::from));
+    revs.push("x".repeat(201));
+    // A tool error `invalid_arguments` from 2025-11-25 on (SEP-1303); a
+    // JSON-RPC -32602 for a 2025-06-18 client. Both modes.
     for mode in Mode::BOTH {
-        let mut m = start(&fx.root, mode);
-        let mut revs = hostile_revisions(&sentinel);
-        revs.extend(["--all", "-p", "-", "--", "", " HEAD", "a b", "HEAD\n"].map(String::from));
-        revs.push("x".repeat(201));
-        for rev in &revs {
-            for tool in ["git_log", "git_diff"] {
-                let (code, msg) = rpc_error(&mut m, tool, json!({"revision": rev}));
-                assert_eq!(code, -32602, "{mode:?} {tool} {rev:?}: {msg}");
-                assert!(msg.contains("revision"), "{msg}");
+        for (mut m, tool_error) in [
+            (start(&fx.root, mode), true),
+            (start_2025_06_18(&fx.root, mode), false),
+        ] {
+            for rev in &revs {
+                for tool in ["git_log", "git_diff"] {
+                    let msg = schema_refused(&mut m, tool, json!({"revision": rev}), tool_error);
+                    assert!(msg.contains("revision"), "{mode:?} {tool} {rev:?}: {msg}");
+                }
             }
         }
     }

@@ -9,7 +9,8 @@ use moat_tests::{Fixture, Mode, text};
 use serde_json::{Value, json};
 
 use super::tools_util::{
-    fenced, match_paths, ok, ok_result, refused, rpc_error, start, start_with, timed,
+    fenced, match_paths, ok, ok_result, refused, schema_refused, start, start_2025_06_18,
+    start_with, timed,
 };
 
 const SECRET: &str = "OUTSIDE-SECRET-7d1f";
@@ -119,19 +120,25 @@ fn invalid_regex_is_bad_pattern_with_a_remedy() {
 #[test]
 fn over_long_patterns_are_refused_by_the_schema() {
     let fx = Fixture::seed_project();
-    let mut m = start(&fx.root, Mode::Confined);
-    for (len, regex) in [(513, false), (513, true), (5_000, false)] {
-        let (code, msg) = rpc_error(
-            &mut m,
-            "search_code",
-            json!({"pattern": "a".repeat(len), "regex": regex}),
-        );
-        assert_eq!(code, -32602, "{len}: {msg}");
-        assert!(msg.contains("pattern"), "{msg}");
+    // A tool error the model can correct (SEP-1303), and -32602 for a
+    // 2025-06-18 client.
+    for (mut m, tool_error) in [
+        (start(&fx.root, Mode::Confined), true),
+        (start_2025_06_18(&fx.root, Mode::Confined), false),
+    ] {
+        for (len, regex) in [(513, false), (513, true), (5_000, false)] {
+            let msg = schema_refused(
+                &mut m,
+                "search_code",
+                json!({"pattern": "a".repeat(len), "regex": regex}),
+                tool_error,
+            );
+            assert!(msg.contains("pattern"), "{len}: {msg}");
+        }
+        // 512 characters is the limit, not over it.
+        let sc = ok(&mut m, "search_code", json!({"pattern": "é".repeat(512)}));
+        assert_eq!(sc["match_count"], 0);
     }
-    // 512 characters is the limit, not over it.
-    let sc = ok(&mut m, "search_code", json!({"pattern": "é".repeat(512)}));
-    assert_eq!(sc["match_count"], 0);
 }
 
 #[test]

@@ -58,18 +58,19 @@ pub fn refused(m: &mut Moat, tool: &str, args: Value) -> (String, Value) {
     (error_code(&r), r)
 }
 
-/// Call `tool` and require a JSON-RPC error; `(code, message)`.
+/// Call `tool` with arguments its input schema refuses and return the
+/// refusal's message: a tool error `invalid_arguments` from revision
+/// 2025-11-25 on (SEP-1303; `tool_error`, as in the modern era), a JSON-RPC
+/// `-32602` before it.
 #[track_caller]
-pub fn rpc_error(m: &mut Moat, tool: &str, args: Value) -> (i64, String) {
-    let r = m.request("tools/call", json!({"name": tool, "arguments": args}));
-    assert!(r.get("result").is_none(), "{tool}: expected an error: {r}");
-    (
-        r["error"]["code"].as_i64().unwrap_or_default(),
-        r["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    )
+pub fn schema_refused(m: &mut Moat, tool: &str, args: Value, tool_error: bool) -> String {
+    super::util::schema_refusal(m, json!({"name": tool, "arguments": args}), tool_error)
+}
+
+/// Start a server on `root` in `mode` that speaks the legacy revision
+/// 2025-06-18, where schema failures are JSON-RPC `-32602` errors.
+pub fn start_2025_06_18(root: &Path, mode: Mode) -> Moat {
+    Moat::connect_legacy(root, &Options::new(mode), "2025-06-18")
 }
 
 /// Call `tool` and return the result and how long the round trip took.
