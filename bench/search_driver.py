@@ -97,7 +97,7 @@ class Moat:
         self.proc = subprocess.Popen(
             [binary, "serve", "--workspace", tree],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=full_env, bufsize=0)
+            env=full_env)  # buffered: an unbuffered readline reads a byte per syscall
         self.next_id = 1
 
     def call(self, tool, args):
@@ -108,6 +108,7 @@ class Moat:
         line = (json.dumps(req) + "\n").encode()
         t = time.perf_counter()
         self.proc.stdin.write(line)
+        self.proc.stdin.flush()
         resp = self.proc.stdout.readline()
         dt = time.perf_counter() - t
         r = json.loads(resp)
