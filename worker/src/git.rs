@@ -18,6 +18,18 @@
 //!   `core.pager`, `core.fsmonitor`, `core.hooksPath`, `diff.external`
 //!   (`--no-ext-diff`), textconv drivers (`--no-textconv`),
 //!   `log.showSignature` (gpg), `protocol.ext.allow`; no optional locks;
+//! * filter drivers (`filter.<name>.clean`/`smudge`/`process`, which `diff`
+//!   runs on work-tree files a `.gitattributes` assigns them to) cannot be
+//!   switched off by one option: the names the repository configures are
+//!   listed first (`git config`, which runs nothing) and each is overridden
+//!   with empty commands, the way the other overrides are; `diff` neither
+//!   looks into submodules' work trees (which would run `git status` there,
+//!   under the submodule's own configuration) nor formats their logs;
+//! * only a plain repository is used: `.git` must be a directory, without
+//!   `commondir` or `objects/info/alternates` (each makes git read a
+//!   repository elsewhere; the `gitdir:` file of a linked work tree or
+//!   submodule too). The sandbox would stop those reads; the in-process
+//!   fallback has only this check;
 //! * revisions are validated ([`validate_revision`]) and passed after
 //!   `--end-of-options`; paths always after `--`, in their contained relative
 //!   form;
@@ -81,12 +93,18 @@ pub fn validate_revision(rev: &str) -> Result<&str, WireError> {
     Ok(r)
 }
 
-/// Whether the workspace root holds a `.git` (directory or `gitdir:` file).
+/// Whether the workspace root holds a plain repository: a `.git` directory
+/// (not a `gitdir:` file or a link) that does not send git to another
+/// repository's files through `commondir` or `objects/info/alternates`.
 #[must_use]
 pub fn is_repository(ws: &Workspace) -> bool {
-    symlinks::stat_rel(ws, ".git")
-        .is_ok_and(|m| matches!(m.kind, symlinks::Kind::Directory | symlinks::Kind::File))
+    let is_dir = symlinks::stat_rel(ws, ".git").is_ok_and(|m| m.kind == symlinks::Kind::Directory);
+    let absent = |rel: &str| symlinks::stat_rel(ws, rel).is_err();
+    is_dir && absent(".git/commondir") && absent(".git/objects/info/alternates")
 }
+
+/// Most filter drivers overridden; a configuration naming more is refused.
+const MAX_FILTER_DRIVERS: usize = 256;
 
 /// Run `git <sub> <args…>` in the workspace and collect its output.
 pub fn run(
@@ -101,6 +119,119 @@ pub fn run(
     if !is_repository(ws) {
         return Err(WireError::NotARepository);
     }
+    let filters = match sub {
+        Sub::Diff => filter_drivers(ws, setup, deadline)?,
+        Sub::Log => Vec::new(),
+    };
+    let mut cmd = command(ws, setup);
+    // Empty commands switch a driver off (git treats "" as no filter), and
+    // `required = false` keeps a switched-off driver from failing the diff.
+    // Same precedence as `-c`, without `-c`'s `=` splitting of the name.
+    let mut n = 0usize;
+    for name in &filters {
+        for (key, value) in [
+            ("clean", ""),
+            ("smudge", ""),
+            ("process", ""),
+            ("required", "false"),
+        ] {
+            cmd.env(
+                format!("GIT_CONFIG_KEY_{n}"),
+                format!("filter.{name}.{key}"),
+            )
+            .env(format!("GIT_CONFIG_VALUE_{n}"), value);
+            n += 1;
+        }
+    }
+    cmd.env("GIT_CONFIG_COUNT", n.to_string());
+    cmd.args(["--no-pager", "--no-optional-locks", sub.as_str()]);
+    if sub == Sub::Diff {
+        cmd.args(["--ignore-submodules=dirty", "--submodule=short"]);
+    }
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (out, truncated, status, stderr_bytes) = collect(cmd, sub, GIT_OUTPUT_BYTES, deadline)?;
+    if !truncated && !status.success() {
+        return Err(WireError::GitFailed(GitFailure::Exit {
+            subcommand: sub.as_str().into(),
+            code: status.code(),
+            stderr: first_line(&stderr_bytes, ws),
+        }));
+    }
+    Ok(Output {
+        stdout: out,
+        truncated,
+    })
+}
+
+/// The names of the filter drivers the repository's configuration defines
+/// (system and global configuration are never read).
+fn filter_drivers(
+    ws: &Workspace,
+    setup: &moat_protocol::request::GitSetup,
+    deadline: &Deadline,
+) -> Result<Vec<String>, WireError> {
+    let mut cmd = command(ws, setup);
+    cmd.args([
+        "--no-pager",
+        "config",
+        "--null",
+        "--name-only",
+        "--get-regexp",
+        r"^filter\.",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let (out, truncated, status, stderr) = collect(cmd, Sub::Diff, 64 * 1024, deadline)?;
+    // Exit 1: no such key. Anything else unexpected: refuse rather than run
+    // `diff` with drivers left on.
+    let failed = || {
+        WireError::GitFailed(GitFailure::Exit {
+            subcommand: Sub::Diff.as_str().into(),
+            code: status.code(),
+            stderr: first_line(&stderr, ws),
+        })
+    };
+    if status.code() == Some(1) && out.is_empty() {
+        return Ok(Vec::new());
+    }
+    if truncated || !status.success() {
+        return Err(failed());
+    }
+    let names = driver_names(&out);
+    if names.len() > MAX_FILTER_DRIVERS {
+        return Err(failed());
+    }
+    Ok(names)
+}
+
+/// The distinct `<name>`s of `git config --null --name-only` output of
+/// `filter.<name>.<key>` entries (a name may contain dots; its case is kept,
+/// as git compares subsection names case-sensitively).
+fn driver_names(out: &[u8]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for key in out.split(|b| *b == 0).filter(|k| !k.is_empty()) {
+        let key = String::from_utf8_lossy(key);
+        let name = key
+            .trim_end_matches('\n')
+            .strip_prefix("filter.")
+            .and_then(|rest| rest.rsplit_once('.'))
+            .map(|(name, _)| name.to_owned());
+        if let Some(name) = name
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// git with the built environment and the fixed overrides, before the
+/// subcommand.
+fn command(ws: &Workspace, setup: &moat_protocol::request::GitSetup) -> Command {
     let root = ws.root();
     let git_dir = std::path::Path::new(&setup.binary)
         .parent()
@@ -160,12 +291,18 @@ pub fn run(
         // what git's ownership check guards against (running configured
         // programs) is switched off above and by the sandbox.
         .arg("-c")
-        .arg(format!("safe.directory={}", root.display()))
-        .args(["--no-pager", "--no-optional-locks", sub.as_str()])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .arg(format!("safe.directory={}", root.display()));
+    cmd
+}
+
+/// Run `cmd` (for `sub`), keeping at most `cap` bytes of stdout (past it git
+/// is killed), until the deadline: `(stdout, truncated, status, stderr)`.
+fn collect(
+    mut cmd: Command,
+    sub: Sub,
+    cap: usize,
+    deadline: &Deadline,
+) -> Result<(Vec<u8>, bool, std::process::ExitStatus, Vec<u8>), WireError> {
     let mut child = cmd
         .spawn()
         .map_err(|_| WireError::GitFailed(GitFailure::NoGit))?;
@@ -185,7 +322,6 @@ pub fn run(
             buf
         });
     // Read stdout up to the cap; past it, stop and kill git.
-    let cap = GIT_OUTPUT_BYTES;
     let mut out = Vec::with_capacity(16 * 1024);
     let read_result = (&mut stdout).take(cap as u64 + 1).read_to_end(&mut out);
     let truncated = out.len() > cap;
@@ -211,17 +347,7 @@ pub fn run(
             stderr: String::new(),
         }));
     }
-    if !truncated && !status.success() {
-        return Err(WireError::GitFailed(GitFailure::Exit {
-            subcommand: sub.as_str().into(),
-            code: status.code(),
-            stderr: first_line(&stderr_bytes, ws),
-        }));
-    }
-    Ok(Output {
-        stdout: out,
-        truncated,
-    })
+    Ok((out, truncated, status, stderr_bytes))
 }
 
 fn wait_until(
@@ -289,6 +415,14 @@ fn first_line(stderr: &[u8], ws: &Workspace) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filter_driver_names() {
+        let out =
+            b"filter.lfs.clean\0filter.lfs.process\0filter.Evil.Two.clean\0filter.x=y.smudge\0";
+        assert_eq!(driver_names(out), ["lfs", "Evil.Two", "x=y"]);
+        assert!(driver_names(b"").is_empty());
+    }
 
     #[test]
     fn revisions() {

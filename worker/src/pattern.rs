@@ -36,7 +36,13 @@ pub fn build(pattern: &str, regex: bool, case_sensitive: bool) -> Result<RegexMa
         }));
     }
     let mut b = RegexMatcherBuilder::new();
+    // `multi_line`: `^` and `$` match at every line's start and end. The
+    // searcher (and the whole-file pre-check in `tools::search`) run the
+    // regex over buffers of many lines; without it `^def` would match only
+    // at the start of a file. No match can span lines either way: the line
+    // terminator is removed from the pattern.
     b.case_insensitive(!case_sensitive)
+        .multi_line(true)
         .size_limit(SIZE_LIMIT)
         .dfa_size_limit(DFA_SIZE_LIMIT)
         .nest_limit(NEST_LIMIT)
@@ -106,6 +112,15 @@ mod tests {
         let m = build("a.b(", false, true).unwrap();
         assert!(m.is_match(b"xa.b(y").unwrap());
         assert!(!m.is_match(b"axb(").unwrap());
+        // Anchors are per line, as in ripgrep.
+        let m = build(r"^def \w+\(", true, true).unwrap();
+        assert!(m.is_match(b"x = 1\ndef f():\n").unwrap());
+        let m = build(r"\)$", true, true).unwrap();
+        assert!(m.is_match(b"f()\nx = 1\n").unwrap());
+        assert!(
+            !build(r"1\ndef", true, true)
+                .is_ok_and(|m| m.is_match(b"x = 1\ndef f():\n").unwrap_or(true))
+        );
         // Case-insensitive by default.
         assert!(
             build("engine", false, false)

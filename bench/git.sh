@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# git_log and git_diff through moat (stdio) next to the same git commands run
+# directly, over a generated repository of ~1,000 commits (cached under
+# $MOAT_BENCH_CACHE, default /var/cache/moat-bench). See bench/README.md.
+#
+# Environment: MOAT_BENCH_CACHE, REPS (default 21), MOAT_SANDBOX__MODE.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+cache=${MOAT_BENCH_CACHE:-/var/cache/moat-bench}
+mkdir -p "$cache"
+
+(cd "$repo" && cargo build --release --quiet -p moat-broker --bin moat)
+echo "machine   $(uname -srm); $(nproc) cpus"
+exec python3 "$here/git_driver.py" --moat "$repo/target/release/moat" \
+    --repo "$cache/git-1000" --reps "${REPS:-21}"

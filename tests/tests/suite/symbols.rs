@@ -1,0 +1,275 @@
+//! `find_symbol` through the real binary: the seed's cases (test_tools.py)
+//! with our changes: TypeScript is parsed, a file path searches that file and
+//! a missing directory is `not_found` (the seed's quirk 17).
+
+use moat_tests::{Fixture, Mode, text};
+use serde_json::json;
+
+use super::tools_util::{defs, fenced, ok, ok_result, refused, schema_refused, start};
+
+#[test]
+fn a_class_is_parsed_at_line_6_in_both_modes() {
+    let fx = Fixture::seed_project();
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let r = ok_result(&mut m, "find_symbol", json!({"symbol": "Engine"}));
+        let fs = &r["structuredContent"];
+        let d = &fs["definitions"][0];
+        assert_eq!(d["kind"], "class", "{mode:?}: {fs}");
+        assert_eq!(d["method"], "parsed");
+        assert_eq!(d["path"], "src/demo/core.py");
+        assert_eq!(d["line"], 6);
+        assert_eq!(d["language"], "python");
+        assert_eq!(d["qualified_name"], "Engine");
+        assert_eq!(d["signature"], "class Engine");
+        assert_eq!(fs["symbol"], "Engine");
+        assert_eq!(fs["exact"], true);
+        assert_eq!(fs["kind"], "any");
+        let body = fenced(&r, "symbol-definitions");
+        assert!(
+            body.contains("src/demo/core.py:6  [class, parsed]  class Engine"),
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn a_method_is_qualified_and_a_function_is_not() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "start"}));
+    let d = defs(&fs);
+    assert_eq!(
+        d,
+        [(
+            "Engine.start".to_owned(),
+            "method".to_owned(),
+            "parsed".to_owned(),
+            "src/demo/core.py".to_owned(),
+            10
+        )],
+        "{fs}"
+    );
+    assert_eq!(fs["definitions"][0]["name"], "start");
+    assert_eq!(fs["definitions"][0]["signature"], "def start(self, name)");
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "build_engine"}));
+    assert_eq!(
+        defs(&fs),
+        [(
+            "build_engine".to_owned(),
+            "function".to_owned(),
+            "parsed".to_owned(),
+            "src/demo/core.py".to_owned(),
+            17
+        )],
+        "{fs}"
+    );
+}
+
+#[test]
+fn an_async_signature_says_async() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "stop"}));
+    let d = &fs["definitions"][0];
+    assert_eq!(d["signature"], "async def stop(self)", "{fs}");
+    assert_eq!(d["kind"], "method");
+    assert_eq!(d["line"], 13);
+}
+
+#[test]
+fn a_module_variable_is_found() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "TIMEOUT"}));
+    let d = &fs["definitions"][0];
+    assert_eq!(d["kind"], "variable", "{fs}");
+    assert_eq!(d["line"], 3);
+    assert_eq!(d["path"], "src/demo/core.py");
+    assert_eq!(fs["definition_count"], 1);
+}
+
+#[test]
+fn the_kind_filter_applies() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(
+        &mut m,
+        "find_symbol",
+        json!({"symbol": "Engine", "kind": "function"}),
+    );
+    assert_eq!(fs["definition_count"], 0, "{fs}");
+    assert_eq!(fs["kind"], "function");
+    let fs = ok(
+        &mut m,
+        "find_symbol",
+        json!({"symbol": "Engine", "kind": "class"}),
+    );
+    assert_eq!(fs["definition_count"], 1, "{fs}");
+    let fs = ok(
+        &mut m,
+        "find_symbol",
+        json!({"symbol": "engine", "exact": false, "kind": "method"}),
+    );
+    assert!(defs(&fs).iter().all(|d| d.1 == "method"), "{fs}");
+    let msg = schema_refused(
+        &mut m,
+        "find_symbol",
+        json!({"symbol": "Engine", "kind": "struct"}),
+        true,
+    );
+    assert!(msg.contains("kind"), "{msg}");
+}
+
+#[test]
+fn typescript_is_parsed() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "Widget"}));
+    let d = &fs["definitions"][0];
+    assert_eq!(d["kind"], "class", "{fs}");
+    assert_eq!(d["method"], "parsed");
+    assert_eq!(d["language"], "typescript");
+    assert_eq!(d["path"], "src/demo/widget.ts");
+    assert_eq!(d["line"], 1);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "buildWidget"}));
+    let d = &fs["definitions"][0];
+    assert_eq!(d["kind"], "binding", "{fs}");
+    assert_eq!(d["method"], "parsed");
+    assert_eq!(d["line"], 7);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "render"}));
+    assert_eq!(
+        fs["definitions"][0]["qualified_name"], "Widget.render",
+        "{fs}"
+    );
+    // A name inside a string is not a definition.
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "widget"}));
+    assert_eq!(fs["definition_count"], 0, "{fs}");
+}
+
+#[test]
+fn parsed_definitions_are_ranked_first() {
+    let fx = Fixture::seed_project();
+    // Pattern-matched definitions of the same name, in paths that sort
+    // before `src/`.
+    fx.file("a_first/engine.rb", "class Engine\nend\n");
+    fx.file("a_first/engine.kt", "class Engine {}\n");
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "Engine"}));
+    let d = defs(&fs);
+    assert_eq!(d.len(), 3, "{fs}");
+    assert_eq!(d[0].2, "parsed", "{fs}");
+    assert_eq!(d[0].3, "src/demo/core.py");
+    assert_eq!(
+        (d[1].2.as_str(), d[1].3.as_str()),
+        ("pattern", "a_first/engine.kt")
+    );
+    assert_eq!(
+        (d[2].2.as_str(), d[2].3.as_str()),
+        ("pattern", "a_first/engine.rb")
+    );
+    assert_eq!(fs["parsed_count"], 1);
+    assert_eq!(fs["pattern_count"], 2);
+}
+
+#[test]
+fn an_unparseable_python_file_falls_back_to_patterns() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let r = ok_result(&mut m, "find_symbol", json!({"symbol": "unfinished"}));
+    let fs = &r["structuredContent"];
+    assert_eq!(
+        fs["unparseable_files"],
+        json!(["src/demo/broken.py"]),
+        "{fs}"
+    );
+    let d = &fs["definitions"][0];
+    assert_eq!(d["method"], "pattern");
+    assert_eq!(d["kind"], "function");
+    assert_eq!(d["line"], 1);
+    assert!(
+        text(&r, 0).contains("1 file did not parse and fell back to patterns"),
+        "{}",
+        text(&r, 0)
+    );
+}
+
+#[test]
+fn inexact_finds_more_and_the_counts_add_up() {
+    let fx = Fixture::seed_project();
+    let mut m = start(&fx.root, Mode::Confined);
+    let exact = ok(&mut m, "find_symbol", json!({"symbol": "engine"}));
+    assert_eq!(exact["definition_count"], 0, "{exact}");
+    let loose = ok(
+        &mut m,
+        "find_symbol",
+        json!({"symbol": "engine", "exact": false}),
+    );
+    let names: Vec<String> = defs(&loose).into_iter().map(|d| d.0).collect();
+    for want in ["Engine", "build_engine", "test_engine_starts"] {
+        assert!(names.contains(&want.to_owned()), "{want}: {names:?}");
+    }
+    assert_eq!(loose["exact"], false);
+    for fs in [&exact, &loose] {
+        let n = fs["definitions"].as_array().unwrap().len() as u64;
+        assert_eq!(fs["definition_count"], n);
+        assert_eq!(
+            fs["parsed_count"].as_u64().unwrap() + fs["pattern_count"].as_u64().unwrap(),
+            n,
+            "{fs}"
+        );
+    }
+    assert!(loose["files_scanned"].as_u64().unwrap() >= 6, "{loose}");
+}
+
+#[test]
+fn a_file_path_searches_that_file_and_a_missing_directory_is_not_found() {
+    let fx = Fixture::seed_project();
+    fx.file("other/core.py", "class Engine:\n    pass\n");
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let fs = ok(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Engine", "path": "other/core.py"}),
+        );
+        assert_eq!(
+            defs(&fs).iter().map(|d| d.3.as_str()).collect::<Vec<_>>(),
+            ["other/core.py"],
+            "{mode:?}: {fs}"
+        );
+        assert_eq!(fs["files_scanned"], 1);
+        let fs = ok(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Engine", "path": "src"}),
+        );
+        assert_eq!(defs(&fs).len(), 1, "{mode:?}: {fs}");
+        let (code, r) = refused(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Engine", "path": "no/such/dir"}),
+        );
+        assert_eq!(code, "not_found", "{mode:?}: {r}");
+        let (code, _) = refused(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Engine", "path": "../outside"}),
+        );
+        assert_eq!(code, "outside_workspace");
+        let (code, _) = refused(&mut m, "find_symbol", json!({"symbol": "   "}));
+        assert_eq!(code, "not_found");
+    }
+}
+
+#[test]
+fn denied_and_skipped_files_hold_no_definitions() {
+    let fx = Fixture::seed_project();
+    fx.file("node_modules/pkg/engine.py", "class Engine:\n    pass\n");
+    fx.file(".ssh/engine.py", "class Engine:\n    pass\n");
+    fx.file("secrets/.env.py", "class Engine:\n    pass\n");
+    let mut m = start(&fx.root, Mode::Confined);
+    let fs = ok(&mut m, "find_symbol", json!({"symbol": "Engine"}));
+    let paths: Vec<String> = defs(&fs).into_iter().map(|d| d.3).collect();
+    assert_eq!(paths, ["src/demo/core.py"], "{fs}");
+}
