@@ -175,7 +175,7 @@ fn keep(entry: &ignore::DirEntry, root: &Path, deny: &Denylist, start: &str) -> 
     if is_dir && entry.file_name().to_str().is_some_and(skiplist::is_skipped) {
         return false;
     }
-    if deny.check_path(rel).is_some() {
+    if deny.check_last(rel).is_some() {
         return false;
     }
     within(rel, start) || (is_dir && leads_to(rel, start))

@@ -76,6 +76,8 @@ pub const DENIED_DIRECTORIES: &[&str] = &[
 pub struct Denylist {
     names: Vec<String>,
     patterns: Vec<String>,
+    /// `patterns`, compiled for the hot path (walks check every entry).
+    compiled: Vec<Compiled>,
     /// Single-segment directories.
     dirs: Vec<String>,
     /// Multi-segment directories, as component lists.
@@ -93,6 +95,7 @@ impl Denylist {
         let mut list = Denylist {
             names: DENIED_NAMES.iter().map(|s| (*s).to_owned()).collect(),
             patterns: DENIED_PATTERNS.iter().map(|s| (*s).to_owned()).collect(),
+            compiled: Vec::new(),
             dirs: Vec::new(),
             dir_paths: Vec::new(),
         };
@@ -113,7 +116,48 @@ impl Denylist {
                 list.names.push(e.to_owned());
             }
         }
+        list.compiled = list.patterns.iter().map(|p| Compiled::new(p)).collect();
         list
+    }
+
+    /// Why the *last* component of `rel` is denied, assuming every parent
+    /// directory has already passed this check (walks and listings, which
+    /// never descend into a denied directory). Same verdicts as
+    /// [`Denylist::check_path`] under that assumption; no allocation for
+    /// lower-case ASCII names.
+    #[must_use]
+    pub fn check_last(&self, rel: &str) -> Option<Denial> {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let lower: std::borrow::Cow<'_, str> = if name
+            .bytes()
+            .any(|b| b.is_ascii_uppercase() || !b.is_ascii())
+        {
+            std::borrow::Cow::Owned(name.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
+        let lower = lower.as_ref();
+        if let Some(d) = self.dirs.iter().find(|d| d.as_str() == lower) {
+            return Some(Denial::Directory(d.clone()));
+        }
+        for dp in &self.dir_paths {
+            let mut tail = rel.rsplit('/');
+            let all = dp.iter().rev().all(|want| {
+                tail.next()
+                    .is_some_and(|got| got.chars().flat_map(char::to_lowercase).eq(want.chars()))
+            });
+            if all {
+                return Some(Denial::Directory(dp.join("/")));
+            }
+        }
+        if let Some(n) = self.names.iter().find(|n| n.as_str() == lower) {
+            return Some(Denial::Name(n.clone()));
+        }
+        self.patterns
+            .iter()
+            .zip(&self.compiled)
+            .find(|(p, c)| c.matches(p, lower))
+            .map(|(p, _)| Denial::Pattern(p.clone()))
     }
 
     fn add_dir(&mut self, d: &str) {
@@ -164,7 +208,12 @@ impl Denylist {
             if let Some(n) = self.names.iter().find(|n| *n == c) {
                 return Some(Denial::Name(n.clone()));
             }
-            if let Some(p) = self.patterns.iter().find(|p| glob_match(p, c)) {
+            if let Some((p, _)) = self
+                .patterns
+                .iter()
+                .zip(&self.compiled)
+                .find(|(p, k)| k.matches(p, c))
+            {
                 return Some(Denial::Pattern(p.clone()));
             }
         }
@@ -179,6 +228,35 @@ impl Denylist {
             .filter(|p| !p.is_empty() && *p != ".")
             .collect();
         self.check(&parts)
+    }
+}
+
+/// A denylist pattern, compiled: most are `*suffix` or `prefix*`.
+#[derive(Debug, Clone)]
+enum Compiled {
+    Suffix(String),
+    Prefix(String),
+    Glob,
+}
+
+impl Compiled {
+    fn new(p: &str) -> Compiled {
+        let literal = |s: &str| !s.contains(['*', '?', '[']);
+        if let Some(rest) = p.strip_prefix('*').filter(|r| literal(r)) {
+            return Compiled::Suffix(rest.to_owned());
+        }
+        if let Some(rest) = p.strip_suffix('*').filter(|r| literal(r)) {
+            return Compiled::Prefix(rest.to_owned());
+        }
+        Compiled::Glob
+    }
+
+    fn matches(&self, pattern: &str, name: &str) -> bool {
+        match self {
+            Compiled::Suffix(s) => name.ends_with(s.as_str()),
+            Compiled::Prefix(s) => name.starts_with(s.as_str()),
+            Compiled::Glob => glob_match(pattern, name),
+        }
     }
 }
 
@@ -361,6 +439,31 @@ mod tests {
         assert_eq!(list.pattern_count(), DENIED_PATTERNS.len() + 1);
         let empty = Denylist::new(&[String::new()]);
         assert!(denied(&empty, ".env"));
+    }
+
+    #[test]
+    fn check_last_agrees_with_the_full_check_below_allowed_parents() {
+        let list = Denylist::new(&["priv/keys".into(), "Secret*.TXT".into()]);
+        for p in [
+            ".env",
+            "a/.env",
+            "A/.ENV",
+            "x/deploy.PEM",
+            "src/main.rs",
+            "a/.ssh",
+            ".config/gcloud",
+            "h/.config/gcloud",
+            "node_modules/.cache",
+            "docs/env-setup.md",
+            "a/priv/keys",
+            "x/secret-1.txt",
+            ".env.local",
+            "k_rsa",
+            "k.tfstate.backup",
+            "readme.md",
+        ] {
+            assert_eq!(list.check_last(p), list.check_path(p), "{p}");
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireE
             continue;
         }
         let child = path.child(&entry.name);
-        if ws.denylist().check_path(child.rel()).is_some() {
+        if ws.denylist().check_last(child.rel()).is_some() {
             out.hidden_by_denylist += 1;
             continue;
         }
