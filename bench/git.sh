@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # git_log and git_diff through moat (stdio) next to the same git commands run
 # directly, over a generated repository of ~1,000 commits (cached under
-# $MOAT_BENCH_CACHE, default /var/cache/moat-bench). See bench/README.md.
+# $BENCH_CACHE, default /var/cache/moat-bench). See bench/README.md.
 #
-# Environment: MOAT_BENCH_CACHE, REPS (default 21), MOAT_SANDBOX__MODE.
+# Environment: BENCH_CACHE, REPS (default 21), MOAT_SANDBOX__MODE.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-cache=${MOAT_BENCH_CACHE:-/var/cache/moat-bench}
+cache=${BENCH_CACHE:-/var/cache/moat-bench}
 mkdir -p "$cache"
 
 (cd "$repo" && cargo build --release --quiet -p moat-broker --bin moat)

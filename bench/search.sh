@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # search_code against ripgrep over the Linux kernel source, in one run.
 #
-# Prepares (once, cached under $MOAT_BENCH_CACHE, default /var/cache/moat-bench):
+# Prepares (once, cached under $BENCH_CACHE, default /var/cache/moat-bench):
 #   * the tree: Debian's linux-source package (apt-get), unpacked to $CACHE/linux;
 #   * ripgrep: `rg` from PATH, else `cargo install ripgrep --locked` into
 #     $CACHE/cargo (same search libraries as moat), else Debian's ripgrep;
@@ -9,13 +9,13 @@
 # Then runs bench/search_driver.py: REPS repetitions per pattern of rg -c,
 # rg -n and moat's search_code over stdio, interleaved. See bench/README.md.
 #
-# Environment: MOAT_BENCH_CACHE, REPS (default 11), RG (a ripgrep binary),
+# Environment: BENCH_CACHE, REPS (default 11), RG (a ripgrep binary),
 # MOAT_SANDBOX__MODE (confined | in-process; default confined).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-cache=${MOAT_BENCH_CACHE:-/var/cache/moat-bench}
+cache=${BENCH_CACHE:-/var/cache/moat-bench}
 tree=$cache/linux
 reps=${REPS:-11}
 mkdir -p "$cache"
