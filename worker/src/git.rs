@@ -93,6 +93,50 @@ pub fn validate_revision(rev: &str) -> Result<&str, WireError> {
     Ok(r)
 }
 
+/// What a git tool targets: a validated revision and a contained path.
+#[derive(Debug)]
+pub struct Target<'a> {
+    revision: Option<&'a str>,
+    path: Option<crate::fs::ContainedPath>,
+}
+
+impl<'a> Target<'a> {
+    /// Validate `revision` (handler layer) and resolve `path` (containment),
+    /// in that order.
+    pub fn new(
+        ws: &Workspace,
+        revision: Option<&'a str>,
+        path: Option<&str>,
+    ) -> Result<Target<'a>, WireError> {
+        let revision = revision.map(validate_revision).transpose()?;
+        let path = path
+            .map(|p| crate::fs::containment::resolve(ws, p))
+            .transpose()?;
+        Ok(Target { revision, path })
+    }
+
+    /// Append `--end-of-options [revision] -- [path]` to `argv`: nothing the
+    /// client sent can be read as an option.
+    pub fn push_args(&self, argv: &mut Vec<OsString>) {
+        argv.push("--end-of-options".into());
+        if let Some(r) = self.revision {
+            argv.push(r.into());
+        }
+        argv.push("--".into());
+        if let Some(p) = &self.path {
+            argv.push(p.display().into());
+        }
+    }
+
+    /// The path as the result reports it (`""` when none).
+    #[must_use]
+    pub fn shown_path(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_owned())
+    }
+}
+
 /// Whether the workspace root holds a plain repository: a `.git` directory
 /// (not a `gitdir:` file or a link) that does not send git to another
 /// repository's files through `commondir` or `objects/info/alternates`.

@@ -274,9 +274,8 @@ fn scope_name(cx: &Cx<'_>, node: Node<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use moat_protocol::response::SymbolMethod;
 
-    use super::super::{Language, Query, find_in_source};
+    use super::super::Language;
     use super::*;
 
     const CPP: &str = r#"#include <string>
@@ -367,36 +366,7 @@ void debug_dump(const node_t *head) {}
 "#;
 
     fn check(lang: Language, source: &str, name: &str, expected: &[(&str, SymbolKind, u64, &str)]) {
-        let found = find_in_source(
-            lang,
-            "src/engine.x",
-            source,
-            &Query {
-                name,
-                exact: true,
-                kind: None,
-            },
-        );
-        assert!(!found.unparseable);
-        assert!(
-            found
-                .definitions
-                .iter()
-                .all(|d| d.method == SymbolMethod::Parsed && d.language == lang.name())
-        );
-        let got: Vec<(&str, SymbolKind, u64, &str)> = found
-            .definitions
-            .iter()
-            .map(|d| {
-                (
-                    d.qualified_name.as_str(),
-                    d.kind,
-                    d.line,
-                    d.signature.as_str(),
-                )
-            })
-            .collect();
-        assert_eq!(got, expected, "{name}");
+        crate::symbols::testutil::assert_parsed(lang, "src/engine.x", source, name, expected);
     }
 
     fn cpp(name: &str, expected: &[(&str, SymbolKind, u64, &str)]) {

@@ -263,9 +263,8 @@ fn bindings(node: Node<'_>, cx: &mut Cx<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use moat_protocol::response::SymbolMethod;
 
-    use super::super::{Language, Query, find_in_source};
+    use super::super::Language;
     use super::*;
 
     const JAVASCRIPT: &str = r#"// Widgets.
@@ -362,36 +361,7 @@ export function overloaded(a: any): any {
 "#;
 
     fn check(lang: Language, source: &str, name: &str, expected: &[(&str, SymbolKind, u64, &str)]) {
-        let found = find_in_source(
-            lang,
-            "src/widget.x",
-            source,
-            &Query {
-                name,
-                exact: true,
-                kind: None,
-            },
-        );
-        assert!(!found.unparseable);
-        assert!(
-            found
-                .definitions
-                .iter()
-                .all(|d| d.method == SymbolMethod::Parsed && d.language == lang.name())
-        );
-        let got: Vec<(&str, SymbolKind, u64, &str)> = found
-            .definitions
-            .iter()
-            .map(|d| {
-                (
-                    d.qualified_name.as_str(),
-                    d.kind,
-                    d.line,
-                    d.signature.as_str(),
-                )
-            })
-            .collect();
-        assert_eq!(got, expected, "{name}");
+        crate::symbols::testutil::assert_parsed(lang, "src/widget.x", source, name, expected);
     }
 
     fn js(name: &str, expected: &[(&str, SymbolKind, u64, &str)]) {

@@ -161,9 +161,8 @@ fn receiver_type<'a>(cx: &Cx<'a>, receiver: Node<'_>) -> &'a str {
 
 #[cfg(test)]
 mod tests {
-    use moat_protocol::response::SymbolMethod;
 
-    use super::super::{Language, Query, find_in_source};
+    use super::super::Language;
     use super::*;
 
     const SNIPPET: &str = r#"// Package engine runs things.
@@ -218,36 +217,13 @@ func New[T any](name string, items ...T) *Engine[T] {
 "#;
 
     fn check(name: &str, expected: &[(&str, SymbolKind, u64, &str)]) {
-        let found = find_in_source(
+        crate::symbols::testutil::assert_parsed(
             Language::Go,
             "engine/engine.go",
             SNIPPET,
-            &Query {
-                name,
-                exact: true,
-                kind: None,
-            },
+            name,
+            expected,
         );
-        assert!(!found.unparseable);
-        assert!(
-            found
-                .definitions
-                .iter()
-                .all(|d| d.method == SymbolMethod::Parsed && d.language == "go")
-        );
-        let got: Vec<(&str, SymbolKind, u64, &str)> = found
-            .definitions
-            .iter()
-            .map(|d| {
-                (
-                    d.qualified_name.as_str(),
-                    d.kind,
-                    d.line,
-                    d.signature.as_str(),
-                )
-            })
-            .collect();
-        assert_eq!(got, expected, "{name}");
     }
 
     #[test]

@@ -91,9 +91,8 @@ fn statics(node: Node<'_>, cx: &mut Cx<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use moat_protocol::response::SymbolMethod;
 
-    use super::super::{Language, Query, find_in_source};
+    use super::super::Language;
     use super::*;
 
     const SNIPPET: &str = r#"package com.example.engine;
@@ -134,36 +133,13 @@ public class Engine<T extends Job> extends Base implements Runnable {
 "#;
 
     fn check(name: &str, expected: &[(&str, SymbolKind, u64, &str)]) {
-        let found = find_in_source(
+        crate::symbols::testutil::assert_parsed(
             Language::Java,
             "src/Engine.java",
             SNIPPET,
-            &Query {
-                name,
-                exact: true,
-                kind: None,
-            },
+            name,
+            expected,
         );
-        assert!(!found.unparseable);
-        assert!(
-            found
-                .definitions
-                .iter()
-                .all(|d| d.method == SymbolMethod::Parsed && d.language == "java")
-        );
-        let got: Vec<(&str, SymbolKind, u64, &str)> = found
-            .definitions
-            .iter()
-            .map(|d| {
-                (
-                    d.qualified_name.as_str(),
-                    d.kind,
-                    d.line,
-                    d.signature.as_str(),
-                )
-            })
-            .collect();
-        assert_eq!(got, expected, "{name}");
     }
 
     #[test]

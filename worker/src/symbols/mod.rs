@@ -74,6 +74,8 @@ mod language;
 mod pattern;
 mod python;
 mod rust;
+#[cfg(test)]
+mod testutil;
 mod treesitter;
 
 use std::fmt;

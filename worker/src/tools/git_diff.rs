@@ -13,7 +13,6 @@ use moat_protocol::response::{GitDiffOutput, ToolOutput};
 use moat_protocol::wire_error::{TooLarge, WireError};
 
 use crate::deadline::Deadline;
-use crate::fs::containment;
 use crate::git::{self, Sub};
 use crate::workspace::Workspace;
 
@@ -23,16 +22,7 @@ pub fn run(
     args: &GitDiffArgs,
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
-    let revision = args
-        .revision
-        .as_deref()
-        .map(git::validate_revision)
-        .transpose()?;
-    let path = args
-        .path
-        .as_deref()
-        .map(|p| containment::resolve(ws, p))
-        .transpose()?;
+    let target = git::Target::new(ws, args.revision.as_deref(), args.path.as_deref())?;
     let mut argv: Vec<OsString> = vec![
         "--no-color".into(),
         "--no-ext-diff".into(),
@@ -48,14 +38,7 @@ pub fn run(
     if let Some(n) = args.context_lines {
         argv.push(format!("--unified={}", n.min(10)).into());
     }
-    argv.push("--end-of-options".into());
-    if let Some(r) = revision {
-        argv.push(r.into());
-    }
-    argv.push("--".into());
-    if let Some(p) = &path {
-        argv.push(p.display().into());
-    }
+    target.push_args(&mut argv);
     let out = git::run(ws, Sub::Diff, &argv, deadline)?;
     let mut bytes = out.stdout;
     if out.truncated {
@@ -80,7 +63,7 @@ pub fn run(
         files_changed,
         lines_added,
         lines_removed,
-        path: path.map_or_else(String::new, |p| p.display().to_owned()),
+        path: target.shown_path(),
         staged: args.staged,
         stat_only: args.stat_only,
         truncated: out.truncated,

@@ -7,7 +7,6 @@ use moat_protocol::response::{Commit, GitLogOutput, ToolOutput};
 use moat_protocol::wire_error::WireError;
 
 use crate::deadline::Deadline;
-use crate::fs::containment;
 use crate::git::{self, Sub};
 use crate::workspace::Workspace;
 
@@ -20,16 +19,7 @@ pub fn run(
     args: &GitLogArgs,
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
-    let revision = args
-        .revision
-        .as_deref()
-        .map(git::validate_revision)
-        .transpose()?;
-    let path = args
-        .path
-        .as_deref()
-        .map(|p| containment::resolve(ws, p))
-        .transpose()?;
+    let target = git::Target::new(ws, args.revision.as_deref(), args.path.as_deref())?;
     let limit = args.limit.clamp(1, ws.limits().max_git_entries);
     let mut argv: Vec<OsString> = vec![
         format!("--max-count={limit}").into(),
@@ -37,15 +27,8 @@ pub fn run(
         "--no-color".into(),
         "--no-decorate".into(),
         "--no-mailmap".into(),
-        "--end-of-options".into(),
     ];
-    if let Some(r) = revision {
-        argv.push(r.into());
-    }
-    argv.push("--".into());
-    if let Some(p) = &path {
-        argv.push(p.display().into());
-    }
+    target.push_args(&mut argv);
     let out = git::run(ws, Sub::Log, &argv, deadline)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut commits = Vec::new();
@@ -64,7 +47,7 @@ pub fn run(
     }
     Ok(ToolOutput::GitLog(GitLogOutput {
         commits,
-        path: path.map_or_else(String::new, |p| p.display().to_owned()),
+        path: target.shown_path(),
         truncated: out.truncated,
     }))
 }
