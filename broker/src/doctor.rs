@@ -131,15 +131,16 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
                 line(&mut out, "fs restricted", report.fs_restricted);
                 line(&mut out, "tcp denied", report.tcp_denied);
                 line(&mut out, "ipc scoped", report.ipc_scoped);
-                line(
-                    &mut out,
-                    "seccomp",
-                    if report.seccomp {
-                        "allow-list installed (default: kill)"
-                    } else {
-                        "not installed"
-                    },
-                );
+                let seccomp = match (report.seccomp, moat_worker::sandbox::seccomp_policy()) {
+                    (true, Some((file, insns))) => {
+                        format!(
+                            "allow-list installed: {file} ({insns} BPF instructions; anything else kills the worker)"
+                        )
+                    }
+                    (true, None) => "allow-list installed (default: kill)".to_owned(),
+                    (false, _) => "not installed".to_owned(),
+                };
+                line(&mut out, "seccomp", seccomp);
                 line(&mut out, "no_new_privs", report.no_new_privs);
                 let rl: Vec<String> = report
                     .rlimits

@@ -289,7 +289,14 @@ fn doctor_reports_the_confinement_a_real_worker_reached() {
         ("fs restricted", "true".to_owned()),
         ("tcp denied", "true".to_owned()),
         ("ipc scoped", "true".to_owned()),
-        ("seccomp", "allow-list installed (default: kill)".to_owned()),
+        (
+            "seccomp",
+            format!(
+                "allow-list installed: {} ({} BPF instructions; anything else kills the worker)",
+                moat_worker::sandbox::seccomp_policy().unwrap().0,
+                moat_worker::sandbox::seccomp_policy().unwrap().1
+            ),
+        ),
         ("no_new_privs", "true".to_owned()),
         (
             "rlimits",

@@ -243,6 +243,20 @@ impl SandboxError {
     }
 }
 
+/// The seccomp policy compiled into this build: its file and the number of
+/// BPF instructions of its allow-list (`None` off Linux).
+#[must_use]
+pub fn seccomp_policy() -> Option<(&'static str, usize)> {
+    #[cfg(target_os = "linux")]
+    {
+        Some(seccomp::policy())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 /// What a worker exit code in 70-79 says about the sandbox step that failed;
 /// `None` for any other code.
 #[must_use]

@@ -36,6 +36,18 @@ const MAX_INSNS: usize = 4096;
 /// Installs both filters on the calling thread, `enosys` first. Both are
 /// decoded before either is installed, so a broken build fails before the
 /// process is half-filtered.
+/// The policy file compiled into this build and the size of its compiled
+/// allow-list, for `doctor`.
+#[must_use]
+pub fn policy() -> (&'static str, usize) {
+    let file = if cfg!(target_arch = "aarch64") {
+        "seccomp/aarch64.json"
+    } else {
+        "seccomp/x86_64.json"
+    };
+    (file, WORKER.len() / 8)
+}
+
 pub(super) fn install() -> Result<(), SandboxError> {
     let enosys = decode("enosys", ENOSYS)?;
     let worker = decode("worker", WORKER)?;
