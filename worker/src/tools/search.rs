@@ -276,10 +276,6 @@ fn scan_file(
     if memchr::memchr(0, &bytes).is_some() {
         return results.skipped();
     }
-    // Cheap pre-check: most files do not match at all.
-    if !matcher.is_match(&bytes).unwrap_or(true) {
-        return results.add(rel, 0, Vec::new());
-    }
     let mut sink = Collect {
         lines: Vec::new(),
         found: 0,
