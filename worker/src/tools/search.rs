@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
