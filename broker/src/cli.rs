@@ -1,7 +1,9 @@
-//! The command line: `serve`, `doctor`, `tools`, `call`, `--version`.
+//! The command line: `serve`, `doctor`, `tools`, `call`, `healthcheck`,
+//! `--version`.
 //!
 //! Exit codes: 0 success; 1 a tool or protocol error from `call`, or a failed
-//! `doctor` check; 2 bad configuration or usage.
+//! `doctor` or `healthcheck` check; 2 bad configuration or usage (never from
+//! `healthcheck`, see [`crate::healthcheck`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -71,6 +73,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Probe a running `serve --transport http` on this machine (GET /healthz, or /readyz with
+    /// --ready) at the configured http.host:http.port; exit 0 on 200, else 1. For container health
+    /// checks: the image has no curl.
+    Healthcheck {
+        /// Ask /readyz (workspace present, a confined worker can start) instead of /healthz.
+        #[arg(long)]
+        ready: bool,
+    },
     /// Call one tool through the same broker and sandboxed worker path as `serve`.
     Call {
         /// Tool name, e.g. read_file.
@@ -134,6 +144,7 @@ pub fn main() -> ExitCode {
         Command::Serve { transport } => serve(&sources, transport.into()),
         Command::Doctor { transport } => crate::doctor::run(&sources, transport.into()),
         Command::Tools { json } => tools(json),
+        Command::Healthcheck { ready } => crate::healthcheck::run(&sources, ready),
         Command::Call { tool, args, json } => call(&sources, &tool, &args, json),
     }
 }

@@ -381,6 +381,22 @@ pub fn load(
     transport: Transport,
     landlock_available: bool,
 ) -> Result<Config, ConfigError> {
+    validate(load_raw(sources)?, sources, transport, landlock_available)
+}
+
+/// The address `serve --transport http` binds (`http.host`, `http.port`),
+/// read from the same layers as [`load`] (unknown keys and wrong types are
+/// still refused) but without validating the rest: `moat healthcheck` must
+/// keep answering from what the server was started with even while, say, the
+/// workspace is briefly missing (that is what `/readyz` reports).
+pub fn http_address(sources: &Sources) -> Result<(String, u16), ConfigError> {
+    let h = load_raw(sources)?.http;
+    let port = u16::try_from(bounded("http.port", h.port, 8080, 0, 65_535)?).unwrap_or(8080);
+    Ok((h.host.unwrap_or_else(|| "127.0.0.1".into()), port))
+}
+
+/// File, then environment, type-checked, into the raw (unvalidated) tree.
+fn load_raw(sources: &Sources) -> Result<Raw, ConfigError> {
     let mut tree = Map::new();
     if let Some(path) = &sources.file {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
@@ -401,9 +417,8 @@ pub fn load(
     }
     overlay_env(&mut tree, &sources.env)?;
     check_types(&tree)?;
-    let raw: Raw = serde_json::from_value(Value::Object(tree))
-        .map_err(|e| ConfigError::Invalid(format!("configuration: {e}")))?;
-    validate(raw, sources, transport, landlock_available)
+    serde_json::from_value(Value::Object(tree))
+        .map_err(|e| ConfigError::Invalid(format!("configuration: {e}")))
 }
 
 fn overlay_env(tree: &mut Map<String, Value>, env: &[(String, String)]) -> Result<(), ConfigError> {

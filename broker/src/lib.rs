@@ -28,6 +28,7 @@ pub mod doctor;
 pub mod error;
 pub mod fence;
 pub mod hardening;
+pub mod healthcheck;
 pub mod http;
 pub mod logging;
 pub mod mcp;

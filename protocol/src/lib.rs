@@ -8,10 +8,11 @@
 //!   | <---------------------- frame(Response) |   exactly one answer per request
 //! ```
 //!
-//! Every message is one [frame](frame): a 4-byte little-endian length followed by
+//! Every message is one [frame]: a 4-byte little-endian length followed by
 //! that many bytes of [postcard](https://docs.rs/postcard) encoding. The length is
 //! checked against a maximum **before** any buffer is allocated, so a hostile or
-//! broken peer cannot make the reader allocate more than [`limits::MAX_FRAME_LEN`].
+//! broken peer cannot make the reader allocate more than its maximum
+//! ([`limits::MAX_REQUEST_FRAME_LEN`], [`limits::MAX_RESPONSE_FRAME_LEN`]).
 //!
 //! # Trust
 //!

@@ -8,6 +8,7 @@ mod fencing; // fence shape, nonces, hostile content and names, empty results, s
 mod git; // git_log/git_diff, revision refusal, hostile .git/config, .git file, network
 mod handshake; // both eras: initialize, discover, tools/list paging and cursors, _meta order
 mod hard_links; // a second name for an outside file is refused (hard_link)
+mod healthcheck; // `moat healthcheck [--ready]` against a real HTTP server: 0 on 200, 1 otherwise (never 2)
 mod http; // probes, both eras over POST, status mapping, header mirroring, 413, 405, stalls, 503, drain
 mod http_auth; // Origin -> Host -> bearer, in that order; rebinding hosts; probes open
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries
