@@ -131,9 +131,25 @@ impl Pool {
         let mut sigchld = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())?;
         let weak = Arc::downgrade(&pool);
         tokio::spawn(async move {
-            while sigchld.recv().await.is_some() {
-                let Some(pool) = weak.upgrade() else { break };
-                pool.reap_idle().await;
+            // As PID 1 (a container without an init), orphans are ours to
+            // reap: the git of a worker killed mid-request would stay a
+            // zombie. Checked on every SIGCHLD and every few seconds.
+            let pid1 = rustix::process::getpid().is_init();
+            let mut tick = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    got = sigchld.recv() => {
+                        if got.is_none() {
+                            break;
+                        }
+                        let Some(pool) = weak.upgrade() else { break };
+                        pool.reap_idle().await;
+                    }
+                    _ = tick.tick(), if pid1 => {}
+                }
+                if pid1 {
+                    reap_orphans();
+                }
             }
         });
         for _ in 0..pool.size {
@@ -424,6 +440,40 @@ impl Pool {
     #[must_use]
     pub fn last_error(&self) -> Option<String> {
         self.last_error.lock().ok().and_then(|e| e.clone())
+    }
+}
+
+/// Reap zombie children that are not workers (orphans re-parented to us when
+/// we run as PID 1: a killed worker's git). Workers are reaped by their own
+/// `Child`; they are told apart by their command name, which is ours.
+fn reap_orphans() {
+    let own = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return;
+    };
+    for task in tasks.flatten() {
+        let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        for pid in children
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // `pid (comm) state …`: comm may hold spaces and parentheses.
+            let Some((head, rest)) = stat.rsplit_once(") ") else {
+                continue;
+            };
+            let comm = head.split_once(" (").map_or("", |(_, c)| c);
+            let zombie = rest.starts_with('Z');
+            if zombie && comm != own.trim_end() {
+                if let Some(p) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
+                }
+            }
+        }
     }
 }
 
