@@ -468,10 +468,11 @@ fn reap_orphans() {
             };
             let comm = head.split_once(" (").map_or("", |(_, c)| c);
             let zombie = rest.starts_with('Z');
-            if zombie && comm != own.trim_end() {
-                if let Some(p) = rustix::process::Pid::from_raw(pid) {
-                    let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
-                }
+            if zombie
+                && comm != own.trim_end()
+                && let Some(p) = rustix::process::Pid::from_raw(pid)
+            {
+                let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
             }
         }
     }
