@@ -95,7 +95,7 @@ fn main() {
             std::hint::black_box(assessment);
 
             let started = Instant::now();
-            let result = controls.success(Tool::ReadFile, render(&request, &output, "proj"));
+            let result = controls.success(Tool::ReadFile, render(&request, output.clone(), "proj"));
             let json = serde_json::to_string(&result).unwrap_or_default();
             result_times.push(started.elapsed().as_secs_f64());
             std::hint::black_box(json);
