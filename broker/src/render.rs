@@ -533,7 +533,10 @@ mod tests {
         assert_eq!(number_lines("a\nb", 9, 10), " 9  a\n10  b");
         assert_eq!(number_lines("x", 1, 1), "1  x");
         assert_eq!(number_lines("", 0, 0), "");
-        assert_eq!(number_lines("a\n\nb\n", 98, 101), " 98  a\n 99  \n100  b\n101  ");
+        assert_eq!(
+            number_lines("a\n\nb\n", 98, 101),
+            " 98  a\n 99  \n100  b\n101  "
+        );
         assert_eq!(number_lines("é", 7, 1234), "   7  é");
         // The same as the obvious formatting, for any range and text.
         let text = "x\n\ny\u{2028}z\n\r\n";

@@ -58,6 +58,14 @@ struct Args {
     http: Duration,
     connections: usize,
     moat_env: Vec<(String, String)>,
+    /// Sections to run (`cold`, `stdio`, `http`); all when empty.
+    only: Vec<String>,
+}
+
+impl Args {
+    fn runs(&self, section: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|s| s == section)
+    }
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -75,6 +83,7 @@ fn parse_args() -> Result<Args, String> {
         http: Duration::from_secs(3),
         connections: 64,
         moat_env: Vec::new(),
+        only: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -93,6 +102,7 @@ fn parse_args() -> Result<Args, String> {
             "--cold" => a.cold = num(val()?)?.max(1.0) as usize,
             "--http-secs" => a.http = Duration::from_secs_f64(num(val()?)?),
             "--connections" => a.connections = num(val()?)?.max(1.0) as usize,
+            "--only" => a.only = val()?.split(',').map(str::to_owned).collect(),
             "--moat-env" => {
                 let kv = val()?;
                 let (k, v) = kv.split_once('=').ok_or("--moat-env needs KEY=VALUE")?;
@@ -193,12 +203,25 @@ fn run() -> Result<(), String> {
     let a = parse_args()?;
     let ws = fixture::ensure(&a.cache.join("fixture"), &a.sources)
         .map_err(|e| format!("fixture: {e}"))?;
-    let ws_abs = |rel: &str| ws.join(rel).to_string_lossy().into_owned();
     let sv = servers(&a, &ws);
     let mut report = Report::new(&a.rounds, a.batch, a.cold, a.http, a.connections);
     eprintln!("workspace {}", ws.display());
 
-    // --- cold start ---------------------------------------------------------
+    if a.runs("cold") {
+        cold_starts(&a, &sv, &ws, &mut report)?;
+    }
+    if a.runs("stdio") {
+        stdio_rounds(&a, &sv, &ws, &mut report)?;
+    }
+    if a.runs("http") {
+        http_rounds(&a, &ws, &mut report)?;
+    }
+    report.print();
+    Ok(())
+}
+
+fn cold_starts(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Result<(), String> {
+    let ws_abs = |rel: &str| ws.join(rel).to_string_lossy().into_owned();
     eprintln!("cold start: {} starts per server", a.cold);
     let moat_first = Template::call("read_file", &json!({"path": fixture::SMALL}));
     let cold_specs: [(&Spec, Template); 4] = [
@@ -230,7 +253,11 @@ fn run() -> Result<(), String> {
             first: Spread::of(first),
         });
     }
+    Ok(())
+}
 
+fn stdio_rounds(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Result<(), String> {
+    let ws_abs = |rel: &str| ws.join(rel).to_string_lossy().into_owned();
     // --- long-lived servers -------------------------------------------------
     let specs = [&sv.moat, &sv.fs, &sv.git, &sv.null];
     let mut peers = Vec::new();
@@ -399,11 +426,6 @@ fn run() -> Result<(), String> {
     for p in peers {
         p.close(Duration::from_secs(3));
     }
-
-    // --- HTTP ---------------------------------------------------------------
-    http_rounds(&a, &ws, &mut report)?;
-
-    report.print();
     Ok(())
 }
 

@@ -58,12 +58,8 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
                 unicode[5] = HEX[usize::from(c & 0xF)];
                 (&unicode, 1)
             }
-            0xE2 if b.get(i + 1) == Some(&0x80) && b.get(i + 2) == Some(&0xA8) => {
-                (b"\\u2028", 3)
-            }
-            0xE2 if b.get(i + 1) == Some(&0x80) && b.get(i + 2) == Some(&0xA9) => {
-                (b"\\u2029", 3)
-            }
+            0xE2 if b.get(i + 1) == Some(&0x80) && b.get(i + 2) == Some(&0xA8) => (b"\\u2028", 3),
+            0xE2 if b.get(i + 1) == Some(&0x80) && b.get(i + 2) == Some(&0xA9) => (b"\\u2029", 3),
             _ => {
                 i += 1;
                 continue;

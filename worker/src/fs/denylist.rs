@@ -439,8 +439,22 @@ mod tests {
         assert!(!glob_match("?.key", "éé.key"));
         assert!(glob_match("[é]x", "éx"));
         // The compiled shortcuts agree with the general matcher.
-        for pattern in DENIED_PATTERNS.iter().chain(&["*", "a*", "*a", "**", "*.*", "x?*", "[ab]*"]) {
-            for text in ["", "a", "a.pem", ".env.local", ".env", "key.tfstate.backup", "x_rsa", "éa", "ab", "*"] {
+        for pattern in DENIED_PATTERNS
+            .iter()
+            .chain(&["*", "a*", "*a", "**", "*.*", "x?*", "[ab]*"])
+        {
+            for text in [
+                "",
+                "a",
+                "a.pem",
+                ".env.local",
+                ".env",
+                "key.tfstate.backup",
+                "x_rsa",
+                "éa",
+                "ab",
+                "*",
+            ] {
                 assert_eq!(
                     Glob::new(pattern).matches(text),
                     glob_match(pattern, text),

@@ -187,7 +187,11 @@ mod tests {
             for from in 0..lines.len() {
                 for to in from..=lines.len() {
                     let selected = &lines[from..to];
-                    assert_eq!(join_lines(text, selected), selected.join("\n"), "{text:?} {from}..{to}");
+                    assert_eq!(
+                        join_lines(text, selected),
+                        selected.join("\n"),
+                        "{text:?} {from}..{to}"
+                    );
                 }
             }
         }
