@@ -139,7 +139,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     }
                 }
             }
-            let entries: Vec<Value> = o.entries.iter().map(entry_json).collect();
+            let entries: Vec<Value> = o.entries.into_iter().map(entry_json).collect();
             Rendered {
                 summary,
                 structured: obj(json!({
@@ -415,16 +415,20 @@ fn method_str(m: SymbolMethod) -> &'static str {
     }
 }
 
-fn entry_json(e: &DirEntry) -> Value {
-    let mut v = json!({
-        "name": e.name, "path": e.path,
-        "type": match e.kind { EntryKind::Directory => "directory", EntryKind::File => "file" },
-        "size_bytes": e.size_bytes
-    });
+fn entry_json(e: DirEntry) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::String(e.name));
+    m.insert("path".into(), Value::String(e.path));
+    let kind = match e.kind {
+        EntryKind::Directory => "directory",
+        EntryKind::File => "file",
+    };
+    m.insert("type".into(), Value::from(kind));
+    m.insert("size_bytes".into(), Value::from(e.size_bytes));
     if let Some(w) = e.walked_by_search {
-        v["walked_by_search"] = Value::Bool(w);
+        m.insert("walked_by_search".into(), Value::Bool(w));
     }
-    v
+    Value::Object(m)
 }
 
 fn declares_json(d: &Declares) -> Value {

@@ -60,6 +60,9 @@ struct Args {
     moat_env: Vec<(String, String)>,
     /// Sections to run (`cold`, `stdio`, `http`); all when empty.
     only: Vec<String>,
+    /// Other moat binaries measured alongside (`NAME=BIN`), e.g. a build of
+    /// the previous commit: before/after in one run (stdio and cold start).
+    alts: Vec<(String, String)>,
 }
 
 impl Args {
@@ -84,6 +87,7 @@ fn parse_args() -> Result<Args, String> {
         connections: 64,
         moat_env: Vec::new(),
         only: Vec::new(),
+        alts: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -102,6 +106,11 @@ fn parse_args() -> Result<Args, String> {
             "--cold" => a.cold = num(val()?)?.max(1.0) as usize,
             "--http-secs" => a.http = Duration::from_secs_f64(num(val()?)?),
             "--connections" => a.connections = num(val()?)?.max(1.0) as usize,
+            "--moat-alt" => {
+                let kv = val()?;
+                let (k, v) = kv.split_once('=').ok_or("--moat-alt needs NAME=BIN")?;
+                a.alts.push((format!("moat@{k}"), v.into()));
+            }
             "--only" => a.only = val()?.split(',').map(str::to_owned).collect(),
             "--moat-env" => {
                 let kv = val()?;
@@ -142,6 +151,18 @@ struct Servers {
     fs: Spec,
     git: Spec,
     null: Spec,
+    /// `--moat-alt` builds, configured like `moat`.
+    alts: Vec<Spec>,
+}
+
+fn ws_s_alt(ws: &Path) -> String {
+    ws.to_string_lossy().into_owned()
+}
+
+fn moat_env_alt(a: &Args) -> Vec<(String, String)> {
+    let mut env = base_env();
+    env.extend(a.moat_env.iter().cloned());
+    env
 }
 
 fn servers(a: &Args, ws: &Path) -> Servers {
@@ -174,6 +195,20 @@ fn servers(a: &Args, ws: &Path) -> Servers {
             argv: vec![a.null.clone()],
             env: base_env(),
         },
+        alts: a
+            .alts
+            .iter()
+            .map(|(name, bin)| Spec {
+                name: name.clone(),
+                argv: vec![
+                    bin.clone(),
+                    "serve".into(),
+                    "--workspace".into(),
+                    ws_s_alt(ws),
+                ],
+                env: moat_env_alt(a),
+            })
+            .collect(),
     }
 }
 
@@ -224,7 +259,7 @@ fn cold_starts(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Result
     let ws_abs = |rel: &str| ws.join(rel).to_string_lossy().into_owned();
     eprintln!("cold start: {} starts per server", a.cold);
     let moat_first = Template::call("read_file", &json!({"path": fixture::SMALL}));
-    let cold_specs: [(&Spec, Template); 4] = [
+    let mut cold_specs: Vec<(&Spec, Template)> = vec![
         (&sv.moat, moat_first.clone()),
         (
             &sv.fs,
@@ -236,6 +271,9 @@ fn cold_starts(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Result
         ),
         (&sv.null, Template::call("read_file", &json!({}))),
     ];
+    for alt in &sv.alts {
+        cold_specs.push((alt, moat_first.clone()));
+    }
     let mut cold: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); cold_specs.len()];
     for i in 0..a.cold {
         for k in 0..cold_specs.len() {
@@ -259,7 +297,9 @@ fn cold_starts(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Result
 fn stdio_rounds(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Result<(), String> {
     let ws_abs = |rel: &str| ws.join(rel).to_string_lossy().into_owned();
     // --- long-lived servers -------------------------------------------------
-    let specs = [&sv.moat, &sv.fs, &sv.git, &sv.null];
+    let mut specs = vec![&sv.moat, &sv.fs, &sv.git, &sv.null];
+    specs.extend(&sv.alts);
+    let alts: Vec<usize> = (4..specs.len()).collect();
     let mut peers = Vec::new();
     for spec in specs {
         let mut p = Peer::spawn(spec).map_err(|e| format!("{}: {e}", spec.name))?;
@@ -301,31 +341,37 @@ fn stdio_rounds(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Resul
             key: "read",
             title: "read_file, 50 KB source file",
             requests: vec![
-                (MOAT, read_moat),
+                (MOAT, read_moat.clone()),
                 (
                     FS,
                     Template::call("read_text_file", &json!({"path": ws_abs(fixture::BIG)})),
                 ),
                 (NULL, null_req(sizes[0])),
-            ],
+            ]
+            .into_iter()
+            .chain(alts.iter().map(|i| (*i, read_moat.clone())))
+            .collect(),
         },
         Scenario {
             key: "list",
             title: "list_directory, 100 entries",
             requests: vec![
-                (MOAT, list_moat),
+                (MOAT, list_moat.clone()),
                 (
                     FS,
                     Template::call("list_directory", &json!({"path": ws_abs(fixture::DIR100)})),
                 ),
                 (NULL, null_req(sizes[1])),
-            ],
+            ]
+            .into_iter()
+            .chain(alts.iter().map(|i| (*i, list_moat.clone())))
+            .collect(),
         },
         Scenario {
             key: "git",
             title: "git_log, 20 of 1,000 commits",
             requests: vec![
-                (MOAT, git_moat),
+                (MOAT, git_moat.clone()),
                 (
                     GIT,
                     Template::call(
@@ -334,7 +380,10 @@ fn stdio_rounds(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Resul
                     ),
                 ),
                 (NULL, null_req(sizes[2])),
-            ],
+            ]
+            .into_iter()
+            .chain(alts.iter().map(|i| (*i, git_moat.clone())))
+            .collect(),
         },
     ];
     for sc in &scenarios {
@@ -464,25 +513,33 @@ fn start_http(
     }
 }
 
-fn http_rounds(a: &Args, ws: &Path, report: &mut Report) -> Result<(), String> {
-    let token = format!(
-        "bench-{:x}",
-        std::process::id() as u64 * 0x9e37_79b9_7f4a_7c15
-    );
-    let mut moat = Command::new(&a.moat);
+fn parse_moat_addr(line: &str) -> Option<SocketAddr> {
+    let at = line.find("\"addr\":\"")? + 8;
+    line[at..].split('"').next()?.parse().ok()
+}
+
+/// `moat serve --transport http` on an ephemeral port, at the connection limit.
+fn moat_command(a: &Args, bin: &str, ws: &Path, token: &str) -> Command {
+    let mut moat = Command::new(bin);
     moat.args(["serve", "--transport", "http", "--workspace"])
         .arg(ws)
         .env_clear()
         .envs(base_env())
         .envs(a.moat_env.iter().cloned())
         .env("MOAT_HTTP__PORT", "0")
-        .env("MOAT_HTTP__BEARER_TOKEN", &token)
+        .env("MOAT_HTTP__BEARER_TOKEN", token)
         .env("MOAT_HTTP__MAX_CONNECTIONS", a.connections.to_string())
         .env("MOAT_HTTP__MAX_IN_FLIGHT", a.connections.to_string());
-    let (mut moat_child, moat_addr) = start_http(moat, "http.listening", |l| {
-        let at = l.find("\"addr\":\"")? + 8;
-        l[at..].split('"').next()?.parse().ok()
-    })?;
+    moat
+}
+
+fn http_rounds(a: &Args, ws: &Path, report: &mut Report) -> Result<(), String> {
+    let token = format!(
+        "bench-{:x}",
+        std::process::id() as u64 * 0x9e37_79b9_7f4a_7c15
+    );
+    let moat = moat_command(a, &a.moat, ws, &token);
+    let (moat_child, moat_addr) = start_http(moat, "http.listening", parse_moat_addr)?;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "read_file", "arguments": {"path": fixture::SMALL},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -510,14 +567,28 @@ fn http_rounds(a: &Args, ws: &Path, report: &mut Report) -> Result<(), String> {
     }
     let mut null = Command::new(&a.null);
     null.args(["--http", "127.0.0.1:0", "--reply-bytes", "2600"]);
-    let (mut null_child, null_addr) = start_http(null, "listening", |l| {
+    let (null_child, null_addr) = start_http(null, "listening", |l| {
         l.split_whitespace().nth(1)?.parse().ok()
     })?;
     let null_req = http::post(null_addr, "/mcp", &headers, &body);
-    let targets = [
-        ("moat", moat_addr, moat_req),
-        ("null (floor)", null_addr, null_req),
+    let mut targets = vec![
+        ("moat".to_owned(), moat_addr, moat_req),
+        ("null (floor)".to_owned(), null_addr, null_req),
     ];
+    let mut children = vec![moat_child, null_child];
+    for (name, bin) in &a.alts {
+        let (child, addr) = start_http(
+            moat_command(a, bin, ws, &token),
+            "http.listening",
+            parse_moat_addr,
+        )?;
+        children.push(child);
+        targets.push((
+            name.clone(),
+            addr,
+            http::post(addr, "/mcp", &headers, &body),
+        ));
+    }
     let mut rounds: Vec<Vec<Batch>> = vec![Vec::new(); targets.len()];
     let mut errors = vec![0usize; targets.len()];
     eprintln!(
@@ -543,10 +614,11 @@ fn http_rounds(a: &Args, ws: &Path, report: &mut Report) -> Result<(), String> {
         }
     }
     for (t, (name, _, _)) in targets.iter().enumerate() {
+        let name = name.as_str();
         report.add_http(name, Series::of(&rounds[t]), errors[t]);
     }
     // SIGTERM: moat drains, reaps its workers and exits 0.
-    for c in [&mut moat_child, &mut null_child] {
+    for c in &mut children {
         let _ = Command::new("kill")
             .args(["-TERM", &c.id().to_string()])
             .status();

@@ -38,7 +38,11 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
         while i + 8 <= b.len() {
             let mut word = [0u8; 8];
             word.copy_from_slice(&b[i..i + 8]);
-            if attention(u64::from_le_bytes(word)) != 0 {
+            let flagged = attention(u64::from_le_bytes(word));
+            if flagged != 0 {
+                // The lowest flagged byte is a real hit (false flags only
+                // sit above one): go straight to it.
+                i += (flagged.trailing_zeros() / 8) as usize;
                 break;
             }
             i += 8;
