@@ -94,9 +94,11 @@ fn main() {
             findings = assessment.signals.len();
             std::hint::black_box(assessment);
 
+            // The worker's answer, as the broker receives it (owned).
+            let received = output.clone();
             let started = Instant::now();
-            let result = controls.success(Tool::ReadFile, render(&request, &output, "proj"));
-            let json = serde_json::to_string(&result).unwrap_or_default();
+            let result = controls.success(Tool::ReadFile, render(&request, received, "proj"));
+            let json = moat_broker::mcp::jsonrpc::encode(&serde_json::Value::Object(result));
             result_times.push(started.elapsed().as_secs_f64());
             std::hint::black_box(json);
         }

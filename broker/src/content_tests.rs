@@ -180,7 +180,7 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
 }
 
 fn success(tool: Tool, (request, output): (Request, ToolOutput)) -> Map<String, Value> {
-    controls().success(tool, render(&request, &output, "proj"))
+    controls().success(tool, render(&request, output, "proj"))
 }
 
 /// Every result a credential planted in `text` (file content) and `name` (a

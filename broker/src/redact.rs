@@ -240,10 +240,36 @@ impl Redactor {
 
     /// Redacts every string inside `value`, recursively. Object keys are left
     /// as they are.
+    ///
+    /// Each string is redacted on its own, as [`Redactor::redact_str`] would.
+    /// A result holds hundreds of short strings (a listing's names and
+    /// paths), so all of them are first scanned once, joined by `\n`: when no
+    /// rule replaces anything in the joined text, none replaces anything in
+    /// any one string, and the value is left as it is. That holds because
+    /// `\n` is neither an ASCII word character nor a value character of any
+    /// rule, so every boundary test at a string's edges comes out as it does
+    /// at the edge of the string alone (a `\b` before a word character holds,
+    /// a token, a value or a run of non-space characters ends there), and so a
+    /// replacement in one string is also one in the joined text. The converse
+    /// does not matter: anything found in the joined text sends every string
+    /// through the rules one by one.
     pub fn redact_value(&self, value: &mut Value, report: &mut RedactionReport) {
         if !self.enabled {
             return;
         }
+        let mut joined = String::new();
+        join_strings(value, &mut joined);
+        if self
+            .redact_str(&joined, &mut RedactionReport::default())
+            .is_none()
+        {
+            return;
+        }
+        self.redact_each(value, report);
+    }
+
+    /// [`Redactor::redact_value`] without the joined pre-scan.
+    fn redact_each(&self, value: &mut Value, report: &mut RedactionReport) {
         match value {
             Value::String(text) => {
                 if let Some(redacted) = self.redact_str(text, report) {
@@ -252,16 +278,29 @@ impl Redactor {
             }
             Value::Array(items) => {
                 for item in items {
-                    self.redact_value(item, report);
+                    self.redact_each(item, report);
                 }
             }
             Value::Object(members) => {
                 for (_, member) in members.iter_mut() {
-                    self.redact_value(member, report);
+                    self.redact_each(member, report);
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
+    }
+}
+
+/// Every string in `value` (not object keys), each followed by `\n`.
+fn join_strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(text) => {
+            out.push_str(text);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| join_strings(v, out)),
+        Value::Object(members) => members.values().for_each(|v| join_strings(v, out)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 
@@ -1352,6 +1391,28 @@ mod tests {
                 let (once, _) = redact(&format!("{text}{shaped}{text}"));
                 let mut report = RedactionReport::default();
                 prop_assert_eq!(Redactor::new(true).redact_str(&once, &mut report), None);
+            }
+
+            #[test]
+            fn the_joined_prescan_changes_nothing(
+                parts in proptest::collection::vec(
+                    prop_oneof![
+                        "[ -~\n\t\u{a0}-\u{3ff}]{0,60}".prop_map(|t| t),
+                        secret().prop_map(|(_, shaped, _)| shaped),
+                        (surrounding(), secret(), surrounding_after()).prop_map(|(b, (_, s, _), a)| format!("{b}{s}{a}")),
+                        "(?i:authorization: bearer|password =|-----BEGIN PRIVATE KEY-----|-----END PRIVATE KEY-----|changeme|\\*{8}|https://u)".prop_map(|t| t),
+                    ],
+                    0..8,
+                )
+            ) {
+                let value = Value::Array(parts.iter().cloned().map(Value::String).collect());
+                let redactor = Redactor::new(true);
+                let (mut fast, mut fast_report) = (value.clone(), RedactionReport::default());
+                redactor.redact_value(&mut fast, &mut fast_report);
+                let (mut each, mut each_report) = (value, RedactionReport::default());
+                redactor.redact_each(&mut each, &mut each_report);
+                prop_assert_eq!(fast, each);
+                prop_assert_eq!(fast_report.to_json(), each_report.to_json());
             }
 
             #[test]

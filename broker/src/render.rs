@@ -63,8 +63,9 @@ fn notes(summary: &mut String, notes: &[String]) {
 }
 
 /// Render `out`, the answer to `request`. `root` is the workspace base name.
+/// `out` is taken by value so its text moves into the result, not copied.
 #[must_use]
-pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
+pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
     match out {
         ToolOutput::ReadFile(o) => {
             let summary = if o.total_lines == 0 {
@@ -91,7 +92,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
                 untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
-                scan: Some((o.text.clone(), o.start_line.saturating_sub(1))),
+                scan: Some((o.text, o.start_line.saturating_sub(1))),
             }
         }
         ToolOutput::ListDirectory(o) => {
@@ -138,7 +139,7 @@ pub fn render(request: &Request, out: &ToolOutput, root: &str) -> Rendered {
                     }
                 }
             }
-            let entries: Vec<Value> = o.entries.iter().map(entry_json).collect();
+            let entries: Vec<Value> = o.entries.into_iter().map(entry_json).collect();
             Rendered {
                 summary,
                 structured: obj(json!({
@@ -414,16 +415,20 @@ fn method_str(m: SymbolMethod) -> &'static str {
     }
 }
 
-fn entry_json(e: &DirEntry) -> Value {
-    let mut v = json!({
-        "name": e.name, "path": e.path,
-        "type": match e.kind { EntryKind::Directory => "directory", EntryKind::File => "file" },
-        "size_bytes": e.size_bytes
-    });
+fn entry_json(e: DirEntry) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::String(e.name));
+    m.insert("path".into(), Value::String(e.path));
+    let kind = match e.kind {
+        EntryKind::Directory => "directory",
+        EntryKind::File => "file",
+    };
+    m.insert("type".into(), Value::from(kind));
+    m.insert("size_bytes".into(), Value::from(e.size_bytes));
     if let Some(w) = e.walked_by_search {
-        v["walked_by_search"] = Value::Bool(w);
+        m.insert("walked_by_search".into(), Value::Bool(w));
     }
-    v
+    Value::Object(m)
 }
 
 fn declares_json(d: &Declares) -> Value {
@@ -463,21 +468,64 @@ fn declares_json(d: &Declares) -> Value {
 }
 
 /// Number `text`'s lines from `start`: the number right-aligned to the width
-/// of `end`, two spaces, the line.
+/// of `end`, two spaces, the line. Lines are split on `\n` only (the worker
+/// has already applied the line rule).
 #[must_use]
 pub fn number_lines(text: &str, start: u64, end: u64) -> String {
     if end == 0 {
         return String::new();
     }
-    let width = end.to_string().len();
-    let mut out = String::with_capacity(text.len() + (end - start + 1) as usize * (width + 3));
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
+    let width = decimal_digits(end);
+    let lines = end.saturating_sub(start).saturating_add(1);
+    let extra = usize::try_from(lines.saturating_mul(width as u64 + 2)).unwrap_or(0);
+    let mut out = String::with_capacity(text.len().saturating_add(extra));
+    let mut rest = text;
+    let mut n = start;
+    loop {
+        push_right_aligned(&mut out, n, width);
+        out.push_str("  ");
+        match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => {
+                out.push_str(&rest[..=i]);
+                rest = &rest[i + 1..];
+                n += 1;
+            }
+            None => {
+                out.push_str(rest);
+                return out;
+            }
         }
-        let _ = write!(out, "{:>width$}  {line}", start + i as u64);
     }
-    out
+}
+
+fn decimal_digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// `n` in decimal, padded on the left with spaces to `width`.
+fn push_right_aligned(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - at;
+    for _ in len..width {
+        out.push(' ');
+    }
+    for d in &digits[at..] {
+        out.push(char::from(*d));
+    }
 }
 
 #[cfg(test)]
@@ -489,5 +537,21 @@ mod tests {
         assert_eq!(number_lines("a\nb", 9, 10), " 9  a\n10  b");
         assert_eq!(number_lines("x", 1, 1), "1  x");
         assert_eq!(number_lines("", 0, 0), "");
+        assert_eq!(
+            number_lines("a\n\nb\n", 98, 101),
+            " 98  a\n 99  \n100  b\n101  "
+        );
+        assert_eq!(number_lines("é", 7, 1234), "   7  é");
+        // The same as the obvious formatting, for any range and text.
+        let text = "x\n\ny\u{2028}z\n\r\n";
+        for (start, end) in [(1, 6), (9, 14), (99_995, 100_000), (1, 1_000_000)] {
+            let width = end.to_string().len();
+            let expected: Vec<String> = text
+                .split('\n')
+                .enumerate()
+                .map(|(i, l)| format!("{:>width$}  {l}", start + i as u64))
+                .collect();
+            assert_eq!(number_lines(text, start, end), expected.join("\n"));
+        }
     }
 }

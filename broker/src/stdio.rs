@@ -11,10 +11,20 @@
 //!   finish; reading pauses while all slots are busy (back-pressure).
 //! * On end of input, in-flight requests finish and are answered, every
 //!   worker is killed and reaped, and the process exits 0.
+//! * stdin and stdout are served by one thread each, with blocking reads and
+//!   writes, handing chunks and lines to and from the runtime over bounded
+//!   channels (back-pressure is kept). tokio's own stdin/stdout would run
+//!   every read and write as a separate task on its blocking pool, two
+//!   thread hand-offs per operation; on a small machine those hand-offs were a
+//!   large part of a request's latency (bench/peers.sh). Answers that are
+//!   ready together leave in one write.
 
+use std::io::{Read as _, Write as _};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
@@ -108,24 +118,123 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// Chunks of stdin read ahead by the reader thread.
+const READ_AHEAD_CHUNKS: usize = 4;
+
+/// Size of one read from stdin.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// stdin as an [`AsyncRead`], read by a dedicated thread (see the module
+/// docs). End of input, or a read error, is end of stream.
+#[derive(Debug)]
+pub struct ThreadedStdin {
+    rx: mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl ThreadedStdin {
+    /// Start the reader thread.
+    pub fn start() -> std::io::Result<ThreadedStdin> {
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(READ_AHEAD_CHUNKS);
+        std::thread::Builder::new()
+            .name("moat-stdin".into())
+            .spawn(move || {
+                let mut stdin = std::io::stdin().lock();
+                let mut buf = vec![0u8; READ_CHUNK];
+                loop {
+                    match stdin.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => return,
+                    }
+                }
+            })?;
+        Ok(ThreadedStdin {
+            rx,
+            chunk: Vec::new(),
+            at: 0,
+        })
+    }
+}
+
+impl AsyncRead for ThreadedStdin {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.at >= self.chunk.len() {
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(chunk)) => {
+                    self.chunk = chunk;
+                    self.at = 0;
+                }
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        let n = buf.remaining().min(self.chunk.len() - self.at);
+        let at = self.at;
+        buf.put_slice(&self.chunk[at..at + n]);
+        self.at += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Start the thread that owns stdout: it writes each line with its newline,
+/// and every line already waiting with it, then flushes once.
+fn start_writer(mut rx: mpsc::Receiver<Vec<u8>>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("moat-stdout".into())
+        .spawn(move || {
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "this module is the only owner of stdout in `serve`"
+            )]
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            let mut batch: Vec<u8> = Vec::new();
+            while let Some(line) = rx.blocking_recv() {
+                batch.clear();
+                batch.extend_from_slice(&line);
+                batch.push(b'\n');
+                while let Ok(more) = rx.try_recv() {
+                    batch.extend_from_slice(&more);
+                    batch.push(b'\n');
+                }
+                if out.write_all(&batch).is_err() || out.flush().is_err() {
+                    return;
+                }
+                if batch.capacity() > 4 * READ_CHUNK {
+                    batch = Vec::new();
+                }
+            }
+        })
+}
+
 /// Serve MCP on stdin/stdout until end of input. Returns the exit code.
 pub async fn serve(server: Arc<Server>) -> i32 {
     let cap = usize::try_from(server.config().http.max_request_bytes).unwrap_or(1 << 20);
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT * 2);
-    let writer = tokio::spawn(async move {
-        let mut out = tokio::io::stdout();
-        while let Some(mut line) = rx.recv().await {
-            line.push(b'\n');
-            if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
-                break;
-            }
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT * 2);
+    let (writer, stdin) = match (start_writer(rx), ThreadedStdin::start()) {
+        (Ok(w), Ok(r)) => (w, r),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!(error = %e, "stdio.failed");
+            server.executor().shutdown().await;
+            return 1;
         }
-    });
+    };
     tracing::info!(workspace = %server.config().sandbox.workspace.display(), mode = server.config().sandbox.mode.as_str(), tools = server.registry().len(), "stdio.started");
 
     let session = Arc::new(Session::default());
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
-    let mut reader = LineReader::new(tokio::io::stdin(), cap);
+    let mut reader = LineReader::new(stdin, cap);
     let mut tasks = JoinSet::new();
     loop {
         while tasks.try_join_next().is_some() {}
@@ -175,7 +284,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     }
     while tasks.join_next().await.is_some() {}
     drop(tx);
-    let _ = writer.await;
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     server.executor().shutdown().await;
     tracing::info!("stdio.closed");
     0

@@ -223,47 +223,9 @@ pub fn validate(value: Value) -> Result<Message, RpcError> {
 /// readers treat them as line breaks, which would split a message.
 #[must_use]
 pub fn encode(value: &Value) -> Vec<u8> {
-    let mut out = match serde_json::to_vec(value) {
-        Ok(v) => v,
-        // A Value always serialises; keep a valid line if it ever does not.
-        Err(_) => {
-            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#
-                .to_vec()
-        }
-    };
-    escape_line_separators(&mut out);
+    let mut out = Vec::with_capacity(256);
+    super::json_out::write_value(value, &mut out);
     out
-}
-
-fn escape_line_separators(buf: &mut Vec<u8>) {
-    // U+2028 = E2 80 A8, U+2029 = E2 80 A9.
-    let needed = memchr::memmem::find_iter(buf, &[0xE2, 0x80])
-        .any(|i| matches!(buf.get(i + 2), Some(0xA8 | 0xA9)));
-    if !needed {
-        return;
-    }
-    let mut out = Vec::with_capacity(buf.len() + 16);
-    let mut i = 0;
-    while i < buf.len() {
-        if buf[i] == 0xE2 && buf.get(i + 1) == Some(&0x80) {
-            match buf.get(i + 2) {
-                Some(0xA8) => {
-                    out.extend_from_slice(b"\\u2028");
-                    i += 3;
-                    continue;
-                }
-                Some(0xA9) => {
-                    out.extend_from_slice(b"\\u2029");
-                    i += 3;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        out.push(buf[i]);
-        i += 1;
-    }
-    *buf = out;
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //!   Legacy methods: `initialize`, `ping`, `tools/list`, `tools/call`, and the
 //!   notifications, which are never answered.
 
+pub mod json_out;
 pub mod jsonrpc;
 pub mod meta;
 pub mod schema;
@@ -377,7 +378,7 @@ impl Server {
         let (mut result, code) = match outcome {
             Ok(Ok(out)) => (
                 self.controls
-                    .success(tool, render(&request, &out, &self.root_name)),
+                    .success(tool, render(&request, out, &self.root_name)),
                 None,
             ),
             Ok(Err(wire)) => {

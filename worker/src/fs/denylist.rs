@@ -76,8 +76,8 @@ pub const DENIED_DIRECTORIES: &[&str] = &[
 pub struct Denylist {
     names: Vec<String>,
     patterns: Vec<String>,
-    /// `patterns`, compiled for the hot path (walks check every entry).
-    compiled: Vec<Compiled>,
+    /// `patterns`, compiled once (same order).
+    compiled: Vec<Glob>,
     /// Single-segment directories.
     dirs: Vec<String>,
     /// Multi-segment directories, as component lists.
@@ -116,7 +116,7 @@ impl Denylist {
                 list.names.push(e.to_owned());
             }
         }
-        list.compiled = list.patterns.iter().map(|p| Compiled::new(p)).collect();
+        list.compiled = list.patterns.iter().map(|p| Glob::new(p)).collect();
         list
     }
 
@@ -156,7 +156,7 @@ impl Denylist {
         self.patterns
             .iter()
             .zip(&self.compiled)
-            .find(|(p, c)| c.matches(p, lower))
+            .find(|(_, c)| c.matches(lower))
             .map(|(p, _)| Denial::Pattern(p.clone()))
     }
 
@@ -208,13 +208,8 @@ impl Denylist {
             if let Some(n) = self.names.iter().find(|n| *n == c) {
                 return Some(Denial::Name(n.clone()));
             }
-            if let Some((p, _)) = self
-                .patterns
-                .iter()
-                .zip(&self.compiled)
-                .find(|(p, k)| k.matches(p, c))
-            {
-                return Some(Denial::Pattern(p.clone()));
+            if let Some(i) = self.compiled.iter().position(|p| p.matches(c)) {
+                return Some(Denial::Pattern(self.patterns[i].clone()));
             }
         }
         None
@@ -231,45 +226,69 @@ impl Denylist {
     }
 }
 
-/// A denylist pattern, compiled: most are `*suffix` or `prefix*`.
-#[derive(Debug, Clone)]
-enum Compiled {
-    Suffix(String),
-    Prefix(String),
-    Glob,
-}
-
-impl Compiled {
-    fn new(p: &str) -> Compiled {
-        let literal = |s: &str| !s.contains(['*', '?', '[']);
-        if let Some(rest) = p.strip_prefix('*').filter(|r| literal(r)) {
-            return Compiled::Suffix(rest.to_owned());
-        }
-        if let Some(rest) = p.strip_suffix('*').filter(|r| literal(r)) {
-            return Compiled::Prefix(rest.to_owned());
-        }
-        Compiled::Glob
-    }
-
-    fn matches(&self, pattern: &str, name: &str) -> bool {
-        match self {
-            Compiled::Suffix(s) => name.ends_with(s.as_str()),
-            Compiled::Prefix(s) => name.starts_with(s.as_str()),
-            Compiled::Glob => glob_match(pattern, name),
-        }
-    }
-}
-
 /// `fnmatch`-style match of one path component: `*` any run, `?` one
 /// character, `[abc]`/`[a-z]`/`[!x]` a class. Runs in O(len(p) * len(s)) at
 /// worst (no exponential backtracking: one saved star position).
 #[must_use]
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
-    let s: Vec<char> = text.chars().collect();
+    glob_match_chars(&p, text)
+}
+
+/// A pattern compiled for [`glob_match`]'s semantics: `*LITERAL` and
+/// `LITERAL*` (most of the built-in list) become suffix and prefix tests,
+/// anything else is matched character by character.
+#[derive(Debug, Clone)]
+enum Glob {
+    /// `*` followed by text without `*`, `?` or `[`.
+    Suffix(String),
+    /// Text without `*`, `?` or `[`, followed by `*`.
+    Prefix(String),
+    /// Any other pattern, split into characters.
+    Chars(Vec<char>),
+}
+
+impl Glob {
+    fn new(pattern: &str) -> Glob {
+        let literal = |s: &str| !s.contains(['*', '?', '[']);
+        if let Some(rest) = pattern.strip_prefix('*')
+            && literal(rest)
+        {
+            return Glob::Suffix(rest.to_owned());
+        }
+        if let Some(rest) = pattern.strip_suffix('*')
+            && literal(rest)
+        {
+            return Glob::Prefix(rest.to_owned());
+        }
+        Glob::Chars(pattern.chars().collect())
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        match self {
+            Glob::Suffix(s) => text.ends_with(s.as_str()),
+            Glob::Prefix(p) => text.starts_with(p.as_str()),
+            Glob::Chars(p) => glob_match_chars(p, text),
+        }
+    }
+}
+
+/// [`glob_match`] with the pattern already split into characters. An ASCII
+/// `text` (nearly every file name) is matched in place, without allocating.
+fn glob_match_chars(p: &[char], text: &str) -> bool {
+    if text.is_ascii() {
+        glob_match_in(p, text.as_bytes(), char::from)
+    } else {
+        let s: Vec<char> = text.chars().collect();
+        glob_match_in(p, &s, |c| c)
+    }
+}
+
+fn glob_match_in<T: Copy>(p: &[char], s: &[T], at: impl Fn(T) -> char) -> bool {
     let (mut pi, mut si) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while si < s.len() {
+        let c = at(s[si]);
         if pi < p.len() {
             match p[pi] {
                 '*' => {
@@ -283,20 +302,20 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
                     continue;
                 }
                 '[' => {
-                    if let Some((matched, next)) = class_match(&p, pi, s[si]) {
+                    if let Some((matched, next)) = class_match(p, pi, c) {
                         if matched {
                             pi = next;
                             si += 1;
                             continue;
                         }
-                    } else if s[si] == '[' {
+                    } else if c == '[' {
                         // An unclosed `[` is a literal.
                         pi += 1;
                         si += 1;
                         continue;
                     }
                 }
-                c if c == s[si] => {
+                pc if pc == c => {
                     pi += 1;
                     si += 1;
                     continue;
@@ -479,6 +498,35 @@ mod tests {
         assert!(glob_match("[a-c]*", "cat"));
         assert!(glob_match("[", "["));
         assert!(glob_match("*_rsa", "deploy_rsa"));
+        // Non-ASCII text takes the other path, with the same answers.
+        assert!(glob_match("*.pem", "clé.pem"));
+        assert!(glob_match("?.key", "é.key"));
+        assert!(!glob_match("?.key", "éé.key"));
+        assert!(glob_match("[é]x", "éx"));
+        // The compiled shortcuts agree with the general matcher.
+        for pattern in DENIED_PATTERNS
+            .iter()
+            .chain(&["*", "a*", "*a", "**", "*.*", "x?*", "[ab]*"])
+        {
+            for text in [
+                "",
+                "a",
+                "a.pem",
+                ".env.local",
+                ".env",
+                "key.tfstate.backup",
+                "x_rsa",
+                "éa",
+                "ab",
+                "*",
+            ] {
+                assert_eq!(
+                    Glob::new(pattern).matches(text),
+                    glob_match(pattern, text),
+                    "{pattern} on {text}"
+                );
+            }
+        }
         // Pathological input stays fast.
         let long = "a".repeat(10_000);
         assert!(!glob_match("*a*a*a*a*a*a*b", &long));

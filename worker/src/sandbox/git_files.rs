@@ -276,6 +276,10 @@ struct Elf {
 }
 
 impl Elf {
+    /// Reads only the parts of the file the resolver needs (the header, the
+    /// program headers, `PT_INTERP`, `PT_DYNAMIC` and the dynamic string
+    /// table: a few KB), not the whole object. git and its libraries are
+    /// several MB, and this runs at every broker start.
     fn load(path: &Path) -> Result<Elf, SandboxError> {
         let io_err = |e| SandboxError::GitFiles {
             path: path.to_owned(),
@@ -283,21 +287,24 @@ impl Elf {
             source: Some(e),
         };
         let file = fs::File::open(path).map_err(io_err)?;
-        let mut data = Vec::new();
-        file.take(MAX_ELF_BYTES + 1)
-            .read_to_end(&mut data)
-            .map_err(io_err)?;
-        if data.len() as u64 > MAX_ELF_BYTES {
+        let len = file.metadata().map_err(io_err)?.len();
+        if len > MAX_ELF_BYTES {
             return Err(git_err(path, "ELF file too large"));
         }
-        Elf::parse(&data).map_err(|reason| git_err(path, reason))
+        let image = FileImage {
+            file: std::cell::RefCell::new(file),
+            len,
+        };
+        Elf::parse(&image).map_err(|reason| git_err(path, reason))
     }
 
-    fn parse(data: &[u8]) -> Result<Elf, &'static str> {
-        let header = Header::parse(data)?;
+    fn parse<I: Image + ?Sized>(image: &I) -> Result<Elf, &'static str> {
+        let head = image.bytes(0, image.len().min(64))?;
+        let header = Header::parse(&head)?;
+        let little = header.little;
         let r = Reader {
-            data,
-            little: header.little,
+            data: &head,
+            little,
         };
         let is64 = header.class == ELFCLASS64;
         // e_phoff, e_phentsize, e_phnum
@@ -306,25 +313,30 @@ impl Elf {
         } else {
             (u64::from(r.u32(28)?), r.u16(42)?, r.u16(44)?)
         };
+        let table = image.bytes(phoff, u64::from(phentsize) * u64::from(phnum))?;
+        let ph = Reader {
+            data: &table,
+            little,
+        };
         let mut interp = None;
         let mut dynamic = None;
         let mut loads = Vec::new();
         for i in 0..u64::from(phnum) {
-            let at = usize_of(phoff + i * u64::from(phentsize))?;
-            let p_type = r.u32(at)?;
+            let at = usize_of(i * u64::from(phentsize))?;
+            let p_type = ph.u32(at)?;
             // (p_offset, p_vaddr, p_filesz)
             let (offset, vaddr, filesz) = if is64 {
-                (r.u64(at + 8)?, r.u64(at + 16)?, r.u64(at + 32)?)
+                (ph.u64(at + 8)?, ph.u64(at + 16)?, ph.u64(at + 32)?)
             } else {
                 (
-                    u64::from(r.u32(at + 4)?),
-                    u64::from(r.u32(at + 8)?),
-                    u64::from(r.u32(at + 16)?),
+                    u64::from(ph.u32(at + 4)?),
+                    u64::from(ph.u32(at + 8)?),
+                    u64::from(ph.u32(at + 16)?),
                 )
             };
             match p_type {
                 PT_INTERP => {
-                    let bytes = r.slice(offset, filesz)?;
+                    let bytes = image.bytes(offset, filesz)?;
                     let text = bytes.split(|b| *b == 0).next().ok_or("empty PT_INTERP")?;
                     let text = std::str::from_utf8(text).map_err(|_| "PT_INTERP not UTF-8")?;
                     interp = Some(PathBuf::from(text));
@@ -348,14 +360,19 @@ impl Elf {
             return Ok(elf);
         };
         let entry = if is64 { 16 } else { 8 };
+        let dynamic = image.bytes(dyn_off, dyn_size)?;
+        let d = Reader {
+            data: &dynamic,
+            little,
+        };
         let (mut strtab, mut strsz) = (None, None);
         let mut entries = Vec::new();
         for i in 0..dyn_size / entry {
-            let at = usize_of(dyn_off + i * entry)?;
+            let at = usize_of(i * entry)?;
             let (tag, val) = if is64 {
-                (r.u64(at)?, r.u64(at + 8)?)
+                (d.u64(at)?, d.u64(at + 8)?)
             } else {
-                (u64::from(r.u32(at)?), u64::from(r.u32(at + 4)?))
+                (u64::from(d.u32(at)?), u64::from(d.u32(at + 4)?))
             };
             match tag {
                 DT_NULL => break,
@@ -377,7 +394,7 @@ impl Elf {
             .find(|(_, vaddr, filesz)| strtab >= *vaddr && strtab < vaddr + filesz)
             .map(|(offset, vaddr, _)| strtab - vaddr + offset)
             .ok_or("DT_STRTAB outside every PT_LOAD")?;
-        let strings = r.slice(str_off, strsz)?;
+        let strings = image.bytes(str_off, strsz)?;
         for (tag, index) in entries {
             let tail = strings
                 .get(usize_of(index)?..)
@@ -395,6 +412,57 @@ impl Elf {
     }
 }
 
+/// An ELF object to read ranges from: a file, or (tests) bytes in memory.
+trait Image {
+    /// Length in bytes.
+    fn len(&self) -> u64;
+    /// `len` bytes at `offset`, entirely inside the object.
+    fn bytes(&self, offset: u64, len: u64) -> Result<Vec<u8>, &'static str>;
+}
+
+fn range_in(offset: u64, len: u64, size: u64) -> Result<(), &'static str> {
+    let end = offset.checked_add(len).ok_or("range overflow")?;
+    if end > size {
+        return Err("range outside the file");
+    }
+    Ok(())
+}
+
+impl Image for [u8] {
+    fn len(&self) -> u64 {
+        self.len() as u64
+    }
+
+    fn bytes(&self, offset: u64, len: u64) -> Result<Vec<u8>, &'static str> {
+        range_in(offset, len, Image::len(self))?;
+        let start = usize_of(offset)?;
+        Ok(self[start..start + usize_of(len)?].to_vec())
+    }
+}
+
+/// A file read by range (its length was checked against [`MAX_ELF_BYTES`]).
+struct FileImage {
+    file: std::cell::RefCell<fs::File>,
+    len: u64,
+}
+
+impl Image for FileImage {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn bytes(&self, offset: u64, len: u64) -> Result<Vec<u8>, &'static str> {
+        use std::io::{Seek, SeekFrom};
+        range_in(offset, len, self.len)?;
+        let mut buf = vec![0u8; usize_of(len)?];
+        let mut file = self.file.try_borrow_mut().map_err(|_| "file busy")?;
+        file.seek(SeekFrom::Start(offset))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|_| "cannot read the file")?;
+        Ok(buf)
+    }
+}
+
 fn usize_of(value: u64) -> Result<usize, &'static str> {
     usize::try_from(value).map_err(|_| "offset out of range")
 }
@@ -406,12 +474,6 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn slice(&self, offset: u64, len: u64) -> Result<&[u8], &'static str> {
-        let start = usize_of(offset)?;
-        let end = start.checked_add(usize_of(len)?).ok_or("range overflow")?;
-        self.data.get(start..end).ok_or("range outside the file")
-    }
-
     fn array<const N: usize>(&self, at: usize) -> Result<[u8; N], &'static str> {
         let end = at.checked_add(N).ok_or("range overflow")?;
         let bytes = self.data.get(at..end).ok_or("truncated ELF")?;
@@ -548,7 +610,28 @@ mod tests {
         let mut data = fs::read("/proc/self/exe").unwrap();
         for len in [0, 3, 10, 63, 64, 200, 1000] {
             data.truncate(len);
-            let _ = Elf::parse(&data);
+            let _ = Elf::parse(&data[..]);
+        }
+    }
+
+    #[test]
+    fn reading_by_range_finds_what_reading_everything_finds() {
+        for path in ["/proc/self/exe", "/usr/bin/git", "/usr/local/bin/git"] {
+            let Ok(path) = fs::canonicalize(path) else {
+                continue;
+            };
+            let whole = fs::read(&path).unwrap();
+            let a = Elf::parse(&whole[..]).unwrap();
+            let b = Elf::load(&path).unwrap();
+            assert_eq!(
+                (
+                    a.class, a.little, a.machine, &a.interp, &a.needed, &a.rpath, &a.runpath
+                ),
+                (
+                    b.class, b.little, b.machine, &b.interp, &b.needed, &b.rpath, &b.runpath
+                ),
+                "{path:?}"
+            );
         }
     }
 }

@@ -28,7 +28,12 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
     let limit = ws.limits().max_file_bytes;
     let mut opened = symlinks::open_file(ws, &path, limit)?;
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
-    let text = String::from_utf8_lossy(&bytes);
+    // Valid UTF-8 (the usual case) is checked by the fast validator and
+    // borrowed; anything else gets U+FFFD for each invalid sequence.
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(&bytes),
+    };
     let lines = split_lines(&text);
     let total = lines.len() as u64;
 
@@ -86,8 +91,26 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
         start_line: start,
         end_line: end,
         truncated,
-        text: selected.join("\n"),
+        text: join_lines(&text, selected),
     }))
+}
+
+/// `selected.join("\n")` for consecutive lines of `text`. When `text` has no
+/// `\r`, every line ends at a single `\n`, so the joined lines are the span
+/// of `text` from the first selected line to the end of the last: one copy,
+/// no join.
+fn join_lines(text: &str, selected: &[&str]) -> String {
+    if let (Some(first), Some(last)) = (selected.first(), selected.last())
+        && memchr::memchr(b'\r', text.as_bytes()).is_none()
+    {
+        let base = text.as_ptr() as usize;
+        let from = first.as_ptr() as usize - base;
+        let to = last.as_ptr() as usize - base + last.len();
+        if let Some(span) = text.get(from..to) {
+            return span.to_owned();
+        }
+    }
+    selected.join("\n")
 }
 
 /// Read at most `limit` bytes; a NUL in the first 8 KiB is `binary_file`, a
@@ -155,6 +178,23 @@ mod tests {
         assert_eq!(split_lines("a\r\r\nb"), vec!["a", "", "b"]);
         assert_eq!(split_lines("\n\n"), vec!["", ""]);
         assert_eq!(split_lines("x\u{2028}y\u{0c}z"), vec!["x\u{2028}y\u{0c}z"]);
+    }
+
+    #[test]
+    fn joined_lines_are_the_span_of_the_text() {
+        for text in ["a\nb\n\nc\n", "a\r\nb\rc\n", "x", "\n\n\n", "é\nü\n"] {
+            let lines = split_lines(text);
+            for from in 0..lines.len() {
+                for to in from..=lines.len() {
+                    let selected = &lines[from..to];
+                    assert_eq!(
+                        join_lines(text, selected),
+                        selected.join("\n"),
+                        "{text:?} {from}..{to}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
