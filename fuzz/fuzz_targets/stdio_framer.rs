@@ -60,8 +60,17 @@ fuzz_target!(|input: Input| {
     let got = read_lines(&input.data, cap, &input.chunks).expect("in-memory reads never fail");
     for line in &got {
         if let Line::Data(bytes) = line {
-            assert!(bytes.len() <= cap, "a {}-byte line passed a {cap}-byte cap", bytes.len());
+            assert!(
+                bytes.len() <= cap,
+                "a {}-byte line passed a {cap}-byte cap",
+                bytes.len()
+            );
         }
     }
-    assert_eq!(got, reference(&input.data, cap), "cap {cap}, chunks {:?}", input.chunks);
+    assert_eq!(
+        got,
+        reference(&input.data, cap),
+        "cap {cap}, chunks {:?}",
+        input.chunks
+    );
 });
