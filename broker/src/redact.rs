@@ -308,8 +308,17 @@ fn redact_matches(regex: &Regex, index: usize, text: &str, out: &mut String) -> 
         // rule's assignment (`Bearer a,password="…"`); taking it whole would
         // swallow the header or the key name and leave that token or value
         // bare (and redacting the output again would change it).
+        // (From the secret's first character: `Bearer` then a newline, then
+        // `Authorization: Bearer …` on the next line, is an empty header
+        // followed by a full one, not a header whose token is
+        // `Authorization:`.)
+        let from = if secret.start() > whole.start() {
+            secret.start()
+        } else {
+            next_char(text, secret.start())
+        };
         let mut cut = regex
-            .find_at(text, next_char(text, secret.start()))
+            .find_at(text, from)
             .map(|m| m.start())
             .filter(|&start| start < secret.end());
         if index == BASIC_AUTH_HEADER {
@@ -1135,7 +1144,7 @@ mod tests {
         assert_eq!(report.count(), 1);
     }
 
-    // See: fuzz/redact, first and second findings. The header's token runs
+    // See: fuzz/redact, first, second and sixth findings. The header's token runs
     // to the next whitespace, so a second header glued to the first, or a
     // later rule's key name, was swallowed into the first token and the second
     // token, or the value, left bare.
@@ -1164,6 +1173,12 @@ mod tests {
         assert_eq!(
             out,
             "Authorization: Bearer [redacted:basic-auth-header] end"
+        );
+        // A header without a token, then a full one on the next line.
+        let (out, _) = redact("Authorization: Bearer\nAuthorization: Bearer Q7x012345abc\n");
+        assert_eq!(
+            out,
+            "Authorization: Bearer\nAuthorization: Bearer [redacted:basic-auth-header]\n"
         );
         // Separated headers, as before.
         let (out, _) = redact("Authorization: Bearer tok1abcdef Authorization: Bearer tok2abcdef");
