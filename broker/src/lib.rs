@@ -27,6 +27,8 @@ pub mod content;
 pub mod doctor;
 pub mod error;
 pub mod fence;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hardening;
 pub mod healthcheck;
 pub mod http;

@@ -98,6 +98,10 @@ const RULE_COUNT: usize = 16;
 /// Index of the `assigned-secret` rule, which is matched partly in code.
 const ASSIGNED_SECRET: usize = RULE_COUNT - 1;
 
+/// Index of the `basic-auth-header` rule, whose token runs to the next
+/// whitespace and so may hold the start of a later rule's match.
+const BASIC_AUTH_HEADER: usize = RULE_COUNT - 2;
+
 /// The pattern of each rule, in the order of [`RULE_NAMES`].
 ///
 /// The secret is the group named `s`, or the whole match when there is none.
@@ -127,6 +131,11 @@ const RULE_PATTERNS: [&str; RULE_COUNT] = [
     // literal prefilter usable and the matching linear.
     r#"(?i)(?:api[_-]?key|secret[_-]?access[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|passwd|password|secret){S}*[:=]{S}*["']?"#,
 ];
+
+/// Most passes of the rules over one text (see [`Redactor::redact_str`]).
+/// Ordinary text needs one, text with credentials two; only text built to
+/// chain rules into each other needs more.
+const MAX_PASSES: usize = 8;
 
 /// An `assigned-secret` value is at least this many characters long.
 const MIN_ASSIGNED_VALUE_CHARS: usize = 12;
@@ -208,10 +217,31 @@ impl Redactor {
     /// Redacts `text`, adding what was replaced to `report`.
     ///
     /// Returns `None` when nothing was replaced; that path does not allocate.
+    ///
+    /// Idempotent: redacting the output again changes nothing. Each rule reads
+    /// the previous rules' output, so a replacement can leave text that a rule
+    /// which already ran would now match (a value that swallowed a header's
+    /// name leaves that header's token glued to the key name before it).
+    /// Passes therefore repeat until one replaces nothing; usually the second
+    /// pass is that one. Every pass that replaces something turns text that
+    /// is not yet a redaction token into one, so this ends; [`MAX_PASSES`]
+    /// bounds the work on hostile input.
     pub fn redact_str(&self, text: &str, report: &mut RedactionReport) -> Option<String> {
         if !self.enabled || text.is_empty() {
             return None;
         }
+        let mut redacted = self.redact_pass(text, report)?;
+        for _ in 1..MAX_PASSES {
+            match self.redact_pass(&redacted, report) {
+                Some(again) => redacted = again,
+                None => break,
+            }
+        }
+        Some(redacted)
+    }
+
+    /// One pass of every rule, in order, over `text`.
+    fn redact_pass(&self, text: &str, report: &mut RedactionReport) -> Option<String> {
         let mut current: Cow<'_, str> = Cow::Borrowed(text);
         // A rule that fires writes the whole new text here; the two buffers
         // then swap, so at most two are ever allocated.
@@ -221,7 +251,7 @@ impl Redactor {
             let count = if index == ASSIGNED_SECRET {
                 redact_assignments(regex, &current, &mut spare)
             } else {
-                redact_matches(regex, RULE_NAMES[index], &current, &mut spare)
+                redact_matches(regex, index, &current, &mut spare)
             };
             // Later rules see this rule's output, as in the seed.
             if count > 0 {
@@ -321,26 +351,60 @@ fn push_token(out: &mut String, rule: &str) {
 /// Applies one ordinary rule: when it replaces anything, writes the new text to
 /// `out` (which is empty) and returns the number of replacements, else returns
 /// 0 and leaves `out` alone.
-fn redact_matches(regex: &Regex, rule: &'static str, text: &str, out: &mut String) -> u64 {
+fn redact_matches(regex: &Regex, index: usize, text: &str, out: &mut String) -> u64 {
     // The common case, no match at all: one scan, no allocation.
     if regex.find(text).is_none() {
         return 0;
     }
     let mut copied = 0;
     let mut count = 0;
-    for captures in regex.captures_iter(text) {
-        let Some(secret) = captures.name("s").or_else(|| captures.get(0)) else {
-            continue;
+    let mut at = 0;
+    while let Some(captures) = regex.captures_at(text, at) {
+        let (Some(whole), Some(secret)) = (
+            captures.get(0),
+            captures.name("s").or_else(|| captures.get(0)),
+        ) else {
+            break;
         };
-        if secret.is_empty() || is_exempt(secret.as_str()) {
+        // A secret that runs into another match ends where that match
+        // starts, and the search resumes there: `basic-auth-header` takes
+        // everything up to the next whitespace, which may be a second header
+        // glued to the first (`Bearer a,Authorization: Bearer b`) or a later
+        // rule's assignment (`Bearer a,password="…"`); taking it whole would
+        // swallow the header or the key name and leave that token or value
+        // bare (and redacting the output again would change it).
+        // (From the secret's first character: `Bearer` then a newline, then
+        // `Authorization: Bearer …` on the next line, is an empty header
+        // followed by a full one, not a header whose token is
+        // `Authorization:`.)
+        let from = if secret.start() > whole.start() {
+            secret.start()
+        } else {
+            next_char(text, secret.start())
+        };
+        let mut cut = regex
+            .find_at(text, from)
+            .map(|m| m.start())
+            .filter(|&start| start < secret.end());
+        if index == BASIC_AUTH_HEADER {
+            let end = cut.unwrap_or(secret.end());
+            cut = swallowed_name(text, secret.start(), end).or(cut);
+        }
+        at = match cut {
+            Some(start) => start,
+            None if whole.is_empty() => next_char(text, whole.end()),
+            None => whole.end(),
+        };
+        let secret = secret.start()..cut.unwrap_or(secret.end());
+        if secret.is_empty() || is_exempt(&text[secret.clone()]) {
             continue;
         }
         if count == 0 {
             out.reserve(text.len() + 32);
         }
-        out.push_str(&text[copied..secret.start()]);
-        push_token(out, rule);
-        copied = secret.end();
+        out.push_str(&text[copied..secret.start]);
+        push_token(out, RULE_NAMES[index]);
+        copied = secret.end;
         count += 1;
     }
     if count > 0 {
@@ -364,11 +428,22 @@ fn redact_assignments(names: &Regex, text: &str, out: &mut String) -> u64 {
     let mut count = 0;
     let mut at = 0;
     while let Some(found) = names.find_at(text, at) {
-        let Some(value) = assignment_at(text, found.start(), found.end()) else {
+        let Some(mut value) = assignment_at(text, found.start(), found.end()) else {
             at = next_char(text, found.start());
             continue;
         };
         at = value.end;
+        // The value may run into the next assignment's key name (YAML's
+        // `api_key:` then `secret_access_key: "…"` on the next line): it ends
+        // where that name starts, as taken whole it would leave the next value
+        // bare. What is left must still be long enough to be a value.
+        if let Some(next) = swallowed_name(text, value.start, value.end) {
+            at = next;
+            value.end = next;
+            if text[value.clone()].chars().count() < MIN_ASSIGNED_VALUE_CHARS {
+                continue;
+            }
+        }
         if is_exempt(&text[value.clone()]) {
             continue;
         }
@@ -386,22 +461,59 @@ fn redact_assignments(names: &Regex, text: &str, out: &mut String) -> u64 {
     count
 }
 
-/// The value of an assignment whose key name starts at `start` and whose
-/// separator (and opening quote) ends at `end`, if this is one.
-fn assignment_at(text: &str, start: usize, end: usize) -> Option<std::ops::Range<usize>> {
+/// Where a key name starts within `text[from..to]` (a value, a header
+/// token) whose value lies past `to`, if one does: the text ran into the next
+/// assignment's key name and separator, and ends where that name starts.
+///
+/// A name whose value starts inside the text (`a.secret=b`) is part of it.
+/// The decision reads only key names, separators and the blanks around them,
+/// which redaction never changes, so redacting the output again cuts at the
+/// same place.
+///
+/// The search reads on past `to` over the whitespace, the separator, more
+/// whitespace and a quote, and no further: linear in the text and the
+/// whitespace after it.
+fn swallowed_name(text: &str, from: usize, to: usize) -> Option<usize> {
+    let names = &RULES[ASSIGNED_SECRET];
+    let is_space = |c: char| c.is_whitespace() || ('\u{1C}'..='\u{1F}').contains(&c);
+    let skip_space = |at: usize| text.len() - text[at..].trim_start_matches(is_space).len();
+    let mut end = skip_space(to);
+    end += usize::from(text[end..].starts_with([':', '=']));
+    end = skip_space(end);
+    end += usize::from(text[end..].starts_with(['"', '\'']));
+    let hay = &text[..end];
+    let mut at = from;
+    while let Some(found) = names.find_at(hay, at) {
+        if found.start() >= to {
+            return None;
+        }
+        if name_starts_at(text, found.start()) && found.end() >= to {
+            return Some(found.start());
+        }
+        at = next_char(text, found.start());
+    }
+    None
+}
+
+/// Whether a key name may start at `start`: after the start of the text, a
+/// non-ASCII character or punctuation (the seed's word boundary, plus `_` for
+/// prefixed names such as DB_PASSWORD), or camelCase (dbPassword).
+fn name_starts_at(text: &str, start: usize) -> bool {
     let bytes = text.as_bytes();
-    let name_ok = match start.checked_sub(1).map(|before| bytes[before]) {
-        // Start of text, a non-ASCII character, or punctuation: the seed's
-        // word boundary, plus `_` for prefixed names such as DB_PASSWORD.
+    match start.checked_sub(1).map(|before| bytes[before]) {
         None => true,
         Some(before) if !before.is_ascii_alphanumeric() => true,
-        // camelCase: dbPassword, awsSecretAccessKey.
         Some(before) => {
             (before.is_ascii_lowercase() || before.is_ascii_digit())
                 && bytes[start].is_ascii_uppercase()
         }
-    };
-    if !name_ok {
+    }
+}
+
+/// The value of an assignment whose key name starts at `start` and whose
+/// separator (and opening quote) ends at `end`, if this is one.
+fn assignment_at(text: &str, start: usize, end: usize) -> Option<std::ops::Range<usize>> {
+    if !name_starts_at(text, start) {
         return None;
     }
     let mut value_end = end;
@@ -1095,6 +1207,86 @@ mod tests {
         let (out, report) = redact(&format!("https://u:{}@example.com", fake_github_token()));
         assert_eq!(out, "https://u:[redacted:github-token]@example.com");
         assert_eq!(report.count(), 1);
+    }
+
+    // See: fuzz/redact, first, second and sixth findings. The header's token runs
+    // to the next whitespace, so a second header glued to the first, or a
+    // later rule's key name, was swallowed into the first token and the second
+    // token, or the value, left bare.
+    #[test]
+    fn r_fuzz_a_header_token_ends_where_the_next_credential_starts() {
+        for text in [
+            "Authorization:Bearer Q7xabcdefgh)<Authorization:Bearer Q7x012345 .",
+            "Authorization: Basic dXNlcjpwYXNz,authorization: bearer Q7x012345",
+        ] {
+            let (out, report) = redact(text);
+            assert!(!out.contains("Q7x012345"), "{out}");
+            assert_eq!(report.count(), 2, "{out}");
+            assert_eq!(redact(&out).1.count(), 0, "redacting again: {out}");
+        }
+        for text in [
+            "Authorization:Bearer Q7xabcdefgh[<secret_access_key = \"Q7x0123456789ABCDEF\";)",
+            "|AUTHORIZATION:  Bearer Q7xabcde]|dbPassword: Q7x0123456789ABCDEF\"",
+        ] {
+            let (out, report) = redact(text);
+            assert!(!out.contains("Q7x0123456789ABCDEF"), "{out}");
+            assert_eq!(report.rules(), ["assigned-secret", "basic-auth-header"]);
+            assert_eq!(redact(&out).1.count(), 0, "redacting again: {out}");
+        }
+        // An assignment whose value is inside the token is part of it.
+        let (out, _) = redact("Authorization: Bearer abc,password=Q7x0123456789ABCDEF end");
+        assert_eq!(
+            out,
+            "Authorization: Bearer [redacted:basic-auth-header] end"
+        );
+        // A header without a token, then a full one on the next line.
+        let (out, _) = redact("Authorization: Bearer\nAuthorization: Bearer Q7x012345abc\n");
+        assert_eq!(
+            out,
+            "Authorization: Bearer\nAuthorization: Bearer [redacted:basic-auth-header]\n"
+        );
+        // Separated headers, as before.
+        let (out, _) = redact("Authorization: Bearer tok1abcdef Authorization: Bearer tok2abcdef");
+        assert_eq!(
+            out,
+            "Authorization: Bearer [redacted:basic-auth-header] Authorization: Bearer [redacted:basic-auth-header]"
+        );
+    }
+
+    // See: fuzz/redact, third and fourth findings. An assignment's value may run over
+    // whitespace into the next assignment's key name, which was then taken
+    // for the value, and the next value left bare (YAML, below).
+    #[test]
+    fn r_fuzz_an_assignment_value_is_not_the_next_key_name() {
+        let yaml = "aws:\n  api_key:\n    secret_access_key: \"wJalrXUtnFEMIK7MDENGbPxRfiCY\"\n";
+        let (out, report) = redact(yaml);
+        assert_eq!(
+            out,
+            "aws:\n  api_key:\n    secret_access_key: \"[redacted:assigned-secret]\"\n"
+        );
+        assert_eq!(report.count(), 1);
+        assert_eq!(redact(&out).1.count(), 0, "redacting again: {out}");
+        let (out, _) = redact("password=\r\nsecret_access_key = \"Q7xm123456789ABCDEFGHIJ\"");
+        assert!(!out.contains("Q7xm123456789ABCDEFGHIJ"), "{out}");
+        // A name whose separator is inside the value is part of the value.
+        let (out, _) = redact("password=abcdefghijklmnop.api_key=qrstuvwxyz0123");
+        assert_eq!(out, "password=[redacted:assigned-secret]");
+        // The cut does not depend on what redaction changes (fourth finding:
+        // chained camelCase assignments were cut differently the second time).
+        let chained = "dbPassword=bPassword=zbPassword=bPassword=Q7x0123456789ABCDEF";
+        let (out, _) = redact(chained);
+        assert_eq!(redact(&out).1.count(), 0, "redacting again: {out}");
+    }
+
+    // See: fuzz/redact, fifth finding. An assignment's value swallowed the
+    // name of a header glued to it, which left that header's token glued to
+    // the key name before it; a second redaction then replaced the lot.
+    #[test]
+    fn r_fuzz_redacting_twice_changes_nothing_even_when_rules_chain() {
+        let text = "\nAUTHORIZATION: bearer Q7x0123456789ABCDEFGHIJKLM'\0\0\0``apikey:\"AUTHORIZATION: bearer Q7x0123456789ABCDEFGHIJKLM \0m)";
+        let (out, _) = redact(text);
+        assert!(!out.contains("Q7x0123456789ABCDEFGHIJKLM"), "{out}");
+        assert_eq!(redact(&out).1.count(), 0, "redacting again: {out}");
     }
 
     #[test]

@@ -90,10 +90,14 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return Ok(Line::Data(line));
             }
             self.scanned = self.buf.len();
+            // A trailing `\r` may be the start of the line's `\r\n`, which is
+            // not counted: a line that fits must not be refused because the
+            // read ended between the two.
+            let pending = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
             if self.discarding {
                 self.buf.clear();
                 self.scanned = 0;
-            } else if self.buf.len() > self.cap {
+            } else if pending > self.cap {
                 self.buf.clear();
                 self.scanned = 0;
                 self.discarding = true;
@@ -105,6 +109,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
                 let line = std::mem::take(&mut self.buf);
                 self.scanned = 0;
+                if line.len() > self.cap {
+                    return Ok(Line::TooLong);
+                }
                 return Ok(Line::Data(line));
             }
             let mut chunk = [0u8; 64 * 1024];
@@ -327,5 +334,35 @@ mod tests {
             got,
             vec![Line::TooLong, Line::Data(b"ok".to_vec()), Line::Eof]
         );
+    }
+
+    // See: fuzz/stdio_framer, first finding. A line of exactly the cap ending
+    // in `\r\n` was refused when a read ended between the `\r` and the `\n`
+    // (the `\r` was counted against the cap), and accepted otherwise.
+    #[test]
+    fn r_fuzz_crlf_split_across_reads_at_the_cap() {
+        use crate::fuzzing::read_lines;
+        for chunks in [&[][..], &[1], &[3], &[200]] {
+            assert_eq!(
+                read_lines(b"\r\n", 0, chunks).unwrap(),
+                vec![Line::Data(vec![]), Line::Eof],
+                "{chunks:?}"
+            );
+            assert_eq!(
+                read_lines(b"ab\r\ncd", 2, chunks).unwrap(),
+                vec![
+                    Line::Data(b"ab".to_vec()),
+                    Line::Data(b"cd".to_vec()),
+                    Line::Eof
+                ],
+                "{chunks:?}"
+            );
+            // Unterminated, the `\r` is part of the line and counts.
+            assert_eq!(
+                read_lines(b"ab\r", 2, chunks).unwrap(),
+                vec![Line::TooLong, Line::Eof],
+                "{chunks:?}"
+            );
+        }
     }
 }

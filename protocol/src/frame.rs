@@ -8,8 +8,12 @@
 //!   allocated ([`parse_header`]); an oversized length is an error, not an
 //!   allocation.
 //! * Decoding never panics on any input; every failure is a [`FrameError`].
-//! * A frame's payload must be consumed exactly: trailing bytes are an error,
-//!   so two different byte strings never decode to the same message silently.
+//! * A frame's payload must be consumed exactly: trailing bytes are an error.
+//!   The encoding is not canonical, though: postcard accepts an over-long
+//!   varint (`[137, 0]` for 9), so two byte strings may decode to the same
+//!   message. Nothing relies on a frame's bytes, only on the message they
+//!   decode to, and a decoded message re-encodes to a frame that decodes to
+//!   it again (`fuzz/frame`).
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -216,6 +220,16 @@ mod tests {
         bytes[..4].copy_from_slice(&len.to_le_bytes());
         let r: Result<Option<(RequestEnvelope, usize)>, _> = decode(&bytes, MAX_REQUEST_FRAME_LEN);
         assert!(matches!(r, Err(FrameError::TrailingBytes(1))));
+    }
+
+    // See: fuzz/frame. The module docs once said no two byte strings decode
+    // to the same message; postcard accepts over-long varints.
+    #[test]
+    fn r_fuzz_an_overlong_varint_decodes_to_the_same_message() {
+        let short: Response = decode_payload(&[0, 1, 9]).unwrap();
+        let long: Response = decode_payload(&[0, 1, 137, 0]).unwrap();
+        assert_eq!(short, long);
+        assert_eq!(encode(&long).unwrap()[HEADER_LEN..], [0, 1, 9]);
     }
 
     #[test]

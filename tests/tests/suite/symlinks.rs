@@ -130,6 +130,36 @@ fn seed_quirk_12_a_symlinked_intermediate_directory_is_refused() {
 }
 
 #[test]
+fn fuzz_containment_a_link_after_a_missing_component_and_dotdot_is_seen() {
+    // See: fuzz/containment, first finding (`missing/../link`: the link was
+    // never looked at; on Linux the kernel's no-follow open still refused it).
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        for opts in [Options::new(mode), follow(mode)] {
+            let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
+            for p in [
+                "nope/../esc_dir/secret.txt",
+                "nope/../esc_abs",
+                "a/b/../../esc_rel",
+            ] {
+                let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
+                assert_eq!(code, "outside_workspace", "{mode:?} {p}: {r}");
+                no_leak(&fx, &r);
+            }
+            let (code, r) = call_err(&mut m, "list_directory", json!({"path": "nope/../esc_dir"}));
+            assert_eq!(code, "outside_workspace", "{mode:?}: {r}");
+        }
+        let mut m = Moat::connect(&fx.root, &follow(mode), Era::Modern);
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "nope/../linkdir/a.txt"}),
+        );
+        assert_eq!(r["structuredContent"]["path"], "docs/a.txt", "{r}");
+    }
+}
+
+#[test]
 fn loops_are_refused_without_following() {
     let fx = fixture();
     for mode in Mode::BOTH {

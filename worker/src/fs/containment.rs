@@ -166,7 +166,6 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
     // Work list, front = next component. `..` entries are kept as such.
     let mut pending: std::collections::VecDeque<String> = relative.into();
     let mut hops = 0u32;
-    let mut exists = true;
     while let Some(c) = pending.pop_front() {
         if c == ".." {
             if out.pop().is_none() {
@@ -175,9 +174,8 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
             continue;
         }
         out.push(c);
-        if !exists {
-            continue;
-        }
+        // Every component is looked at, even after a missing one: a later
+        // `..` can climb back out of what is missing (`missing/../link`).
         match ws.lstat_is_symlink(&out.join("/")) {
             Ok(false) => {}
             Ok(true) => {
@@ -216,7 +214,7 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
                     pending.push_front(p);
                 }
             }
-            Err(e) if is_missing(&e) => exists = false,
+            Err(e) if is_missing(&e) => {}
             Err(e) => return Err(io_to_wire(&e)),
         }
     }
@@ -388,6 +386,58 @@ mod tests {
         assert_eq!(strip_root(root, Path::new("/srv/wsx/a")), None);
         assert_eq!(strip_root(root, Path::new("/srv/ws/../etc")), None);
         assert_eq!(strip_root(root, Path::new("/etc/passwd")), None);
+    }
+
+    // See: fuzz/containment, first finding. After a missing component the
+    // walk stopped looking at the filesystem, so `missing/../link/x` came back
+    // as `link/x` without the link being seen: with following off a
+    // ContainedPath crossed a link (on Linux the openat2 still refused it; the
+    // fallback elsewhere would have opened through it), with following on the
+    // link was not expanded.
+    #[cfg(unix)]
+    #[test]
+    fn r_fuzz_a_link_after_missing_then_dotdot_is_seen() {
+        use moat_protocol::request::{SandboxRequest, WorkerInit};
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret"), "x").unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), root.join("out")).unwrap();
+        std::os::unix::fs::symlink("src", root.join("in")).unwrap();
+        let open = |follow_symlinks| {
+            Workspace::open(&WorkerInit {
+                workspace: root.to_string_lossy().into_owned(),
+                limits: Default::default(),
+                follow_symlinks,
+                allow_hard_links: false,
+                deny_extra: vec![],
+                git: None,
+                sandbox: SandboxRequest::ProcessOnly,
+            })
+            .unwrap()
+        };
+        let (plain, following) = (open(false), open(true));
+        for ws in [&plain, &following] {
+            assert_eq!(
+                resolve(ws, "missing/../out/secret"),
+                Err(WireError::OutsideWorkspace(Outside::Escapes))
+            );
+            assert_eq!(
+                resolve(ws, "a/b/../../out"),
+                Err(WireError::OutsideWorkspace(Outside::Escapes))
+            );
+        }
+        assert_eq!(
+            resolve(&plain, "missing/../in/x"),
+            Err(WireError::DeniedPath(Denial::Symlink))
+        );
+        assert_eq!(
+            resolve(&following, "missing/../in/x").unwrap().rel(),
+            "src/x"
+        );
+        assert_eq!(resolve(&plain, "missing/x").unwrap().rel(), "missing/x");
     }
 
     #[test]

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Fuzz smoke run (CI): build every target, then run each for a few seconds.
+# A property violation or a crash fails the run; the input that did it is in
+# fuzz/artifacts/<target>/. Longer runs: see fuzz/README.md.
+#
+#   FUZZ_SMOKE_SECONDS   seconds per target (default 20)
+#
+# Installs what it needs: the nightly toolchain (minimal profile) and
+# cargo-fuzz, whose binary is cached in ~/.cache/moat-fuzz/bin.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds=${FUZZ_SMOKE_SECONDS:-20}
+cache="$HOME/.cache/moat-fuzz"
+export PATH="$cache/bin:$PATH"
+
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+  rustup toolchain install nightly --profile minimal
+fi
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  cargo +nightly install cargo-fuzz --locked --root "$cache"
+fi
+
+start=$(date +%s)
+# -a: debug assertions and overflow checks on. -s none: the code under test is
+# safe Rust; without a sanitizer the targets run several times faster.
+cargo +nightly fuzz build -a -s none
+built=$(date +%s)
+echo "fuzz smoke: targets built in $((built - start)) s"
+
+for target in $(cargo +nightly fuzz list); do
+  mkdir -p "corpus/$target"
+  dict=()
+  [ -f "dicts/$target.dict" ] && dict=("-dict=dicts/$target.dict")
+  t0=$(date +%s)
+  cargo +nightly fuzz run -a -s none "$target" "corpus/$target" -- \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
+    2>"corpus/$target.log" || {
+      grep -aE "panicked|assertion|ERROR" -A4 "corpus/$target.log" | head -40 >&2
+      echo "fuzz smoke: $target FAILED (log: fuzz/corpus/$target.log, input: fuzz/artifacts/$target/)" >&2
+      exit 1
+    }
+  runs=$(grep -aoE 'stat::number_of_executed_units: *[0-9]+' "corpus/$target.log" | grep -oE '[0-9]+$' || echo '?')
+  echo "fuzz smoke: $target ok ($runs runs in $(( $(date +%s) - t0 )) s)"
+done
+echo "fuzz smoke: all targets ok in $(( $(date +%s) - start )) s ($((built - start)) s building)"
