@@ -62,7 +62,9 @@ if [ ! -f "$GIT_DIR_/.installed" ]; then
 fi
 
 log "building moat and the bench crate (release)"
-cargo build --release --locked --quiet -p moat-broker --bin moat -p moat-bench
+# Two builds: `--bin moat` would apply to moat-bench too and build neither of its binaries.
+cargo build --release --locked --quiet -p moat-broker --bin moat
+cargo build --release --locked --quiet -p moat-bench
 MOAT="$PWD/target/release/moat"
 
 log "node $(node --version), $("$GIT_DIR_/bin/python" --version), $(git --version), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
