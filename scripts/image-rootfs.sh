@@ -59,6 +59,8 @@ for sh in bin/sh bin/bash usr/bin/sh; do
     [[ ! -e $root/$sh ]] || { echo "image-rootfs: a shell in the image: $sh" >&2; exit 1; }
 done
 find "$root" -type f -o -type l | sed "s|^$root||" | sort
+mb() { du -s --apparent-size --block-size=1 "$@" | awk '{s += $1} END {printf "%.1f MB", s / 1e6}'; }
+echo "size: $(mb "$root") in all; moat $(mb "$root/usr/local/bin/moat"), glibc and loader $(mb "$root"/lib/x86_64-linux-gnu/{libc.so.6,libm.so.6,libgcc_s.so.1,ld-linux-x86-64.so.2})"
 
 step "fixture workspace (scripts/container-smoke.sh workspace)"
 bash scripts/container-smoke.sh workspace "$work/ws"
