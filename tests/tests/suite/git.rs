@@ -575,25 +575,7 @@ fn a_git_file_pointing_outside_is_not_followed() {
     let outside_repo = fx.outside.join("elsewhere");
     std::fs::create_dir_all(&outside_repo).unwrap();
     let run = |dir: &Path, args: &[&str]| {
-        let st = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Outsider")
-            .env("GIT_AUTHOR_EMAIL", "o@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Outsider")
-            .env("GIT_COMMITTER_EMAIL", "o@example.invalid")
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{}",
-            String::from_utf8_lossy(&st.stderr)
-        );
+        super::util::git(dir, "Outsider", args);
     };
     run(&outside_repo, &["init", "--quiet", "--initial-branch=main"]);
     std::fs::write(outside_repo.join("README.md"), "OUTSIDE-REPO-CONTENT\n").unwrap();

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use moat_tests::{Era, Moat, Mode, Options, error_code, text};
+use moat_tests::{Era, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
 /// Start a server on `root` in `mode` (modern era).
@@ -35,28 +35,10 @@ pub fn ok(m: &mut Moat, tool: &str, args: Value) -> Value {
 }
 
 /// Call `tool`, require success, and return the whole result.
-#[track_caller]
-pub fn ok_result(m: &mut Moat, tool: &str, args: Value) -> Value {
-    let r = m.call(tool, args.clone());
-    assert_eq!(
-        r["isError"],
-        json!(false),
-        "{tool} {args} should succeed, got: {r}"
-    );
-    r
-}
+pub use super::util::call_ok as ok_result;
 
 /// Call `tool`, require a tool error, and return `(code, whole result)`.
-#[track_caller]
-pub fn refused(m: &mut Moat, tool: &str, args: Value) -> (String, Value) {
-    let r = m.call(tool, args.clone());
-    assert_eq!(
-        r["isError"],
-        json!(true),
-        "{tool} {args} should be refused, got: {r}"
-    );
-    (error_code(&r), r)
-}
+pub use super::util::call_err as refused;
 
 /// Call `tool` with arguments its input schema refuses and return the
 /// refusal's message: a tool error `invalid_arguments` from revision

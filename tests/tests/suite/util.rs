@@ -217,38 +217,12 @@ pub fn call_line(m: &mut Moat, tool: &str, args: Value) -> (String, Value) {
 /// author `author`; panics on failure.
 #[track_caller]
 pub fn git(dir: &std::path::Path, author: &str, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", author)
-        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2025-01-02T03:04:05Z")
-        .env("GIT_COMMITTER_DATE", "2025-01-02T03:04:05Z")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    moat_tests::git_as(dir, author, "2025-01-02T03:04:05Z", args)
 }
 
-/// Whether git is on PATH (the git tools need it).
-#[must_use]
-pub fn have_git() -> bool {
-    std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+/// Whether git is on PATH (the git tools need it); on Linux a missing git
+/// fails the caller instead of skipping it.
+pub use moat_tests::have_git;
 
 /// The seed's AWS key fixture, built by concatenation so secret scanners
 /// reading this repository stay quiet.
