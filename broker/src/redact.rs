@@ -224,7 +224,7 @@ impl Redactor {
     /// name leaves that header's token glued to the key name before it).
     /// Passes therefore repeat until one replaces nothing; usually the second
     /// pass is that one. Every pass that replaces something turns text that
-    /// is not yet a redaction token into one, so this ends; [`MAX_PASSES`]
+    /// is not yet a redaction token into one, so this ends; `MAX_PASSES`
     /// bounds the work on hostile input.
     pub fn redact_str(&self, text: &str, report: &mut RedactionReport) -> Option<String> {
         if !self.enabled || text.is_empty() {
