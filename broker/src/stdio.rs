@@ -114,16 +114,20 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
                 return Ok(Line::Data(line));
             }
-            let mut chunk = [0u8; 64 * 1024];
-            let n = self.inner.read(&mut chunk).await?;
+            // Read straight into the buffer's spare capacity: no zeroed
+            // scratch array per read, no copy. The buffer stays bounded: a
+            // pending line over the cap was dropped above.
+            self.buf.reserve(READ_SPARE);
+            let n = self.inner.read_buf(&mut self.buf).await?;
             if n == 0 {
                 self.eof = true;
-            } else {
-                self.buf.extend_from_slice(&chunk[..n]);
             }
         }
     }
 }
+
+/// Spare room made in a [`LineReader`]'s buffer before each read.
+const READ_SPARE: usize = 64 * 1024;
 
 /// Chunks of stdin read ahead by the reader thread.
 const READ_AHEAD_CHUNKS: usize = 4;

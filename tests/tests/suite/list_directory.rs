@@ -167,3 +167,42 @@ fn unusual_names_are_listed_and_read() {
         assert_eq!(r["structuredContent"]["total_lines"], 1);
     }
 }
+
+/// A directory whose entries take several `getdents64` buffers, with
+/// directories, files and links (classified from the entry type or by
+/// `fstatat`): every entry is listed or counted exactly once, with its kind
+/// and size.
+#[test]
+fn a_directory_larger_than_one_read_is_listed_whole() {
+    let fx = Fixture::new();
+    // Names of ~90 bytes: 3 x 400 entries need well over 32 KiB of dirents.
+    let long = "n".repeat(80);
+    for i in 0..400 {
+        fx.file(&format!("big/f_{long}_{i:04}.txt"), &"x".repeat(i % 7));
+        fx.dir(&format!("big/d_{long}_{i:04}"));
+        std::os::unix::fs::symlink("f", fx.root.join(format!("big/l_{long}_{i:04}"))).unwrap();
+    }
+    for mode in Mode::BOTH {
+        let opts = Options::new(mode).env("MOAT_SANDBOX__MAX_DIRECTORY_ENTRIES", "5000");
+        let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
+        let r = call_ok(&mut m, "list_directory", json!({"path": "big"}));
+        let s = &r["structuredContent"];
+        assert_eq!(s["directories"], 400, "{mode:?}");
+        assert_eq!(s["files"], 400, "{mode:?}");
+        assert_eq!(s["symlinks_skipped"], 400, "{mode:?}");
+        assert_eq!(s["truncated"], false, "{mode:?}");
+        let entries = s["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 800, "{mode:?}");
+        for (i, e) in entries[..400].iter().enumerate() {
+            assert_eq!(e["name"], format!("d_{long}_{i:04}"), "{mode:?}");
+            assert_eq!(e["type"], "directory");
+            assert_eq!(e["size_bytes"], 0);
+            assert_eq!(e["walked_by_search"], true);
+        }
+        for (i, e) in entries[400..].iter().enumerate() {
+            assert_eq!(e["name"], format!("f_{long}_{i:04}.txt"), "{mode:?}");
+            assert_eq!(e["type"], "file");
+            assert_eq!(e["size_bytes"], i % 7, "{mode:?} {e}");
+        }
+    }
+}
