@@ -178,7 +178,7 @@ fn a_directory_larger_than_one_read_is_listed_whole() {
     // Names of ~90 bytes: 3 x 400 entries need well over 32 KiB of dirents.
     let long = "n".repeat(80);
     for i in 0..400 {
-        fx.file(&format!("big/f_{long}_{i:04}.txt"), &"x".repeat(i % 7));
+        fx.file(&format!("big/f_{long}_{i:04}.txt"), "x".repeat(i % 7));
         fx.dir(&format!("big/d_{long}_{i:04}"));
         std::os::unix::fs::symlink("f", fx.root.join(format!("big/l_{long}_{i:04}"))).unwrap();
     }
