@@ -96,8 +96,7 @@ impl Pool {
                 while rx.recv().is_ok() {
                     let Some(pool) = weak.upgrade() else { break };
                     if pool.shutting_down.load(Ordering::SeqCst) {
-                        pool.live.fetch_sub(1, Ordering::SeqCst);
-                        pool.all_gone.notify_waiters();
+                        pool.count_gone();
                         continue;
                     }
                     match start_worker(&config) {
@@ -112,8 +111,7 @@ impl Pool {
                             if let Ok(mut le) = pool.last_error.lock() {
                                 *le = Some(e);
                             }
-                            pool.live.fetch_sub(1, Ordering::SeqCst);
-                            pool.all_gone.notify_waiters();
+                            pool.count_gone();
                             // Waiters were woken by `all_gone`; back off, retry.
                             let backoff = Duration::from_millis(50u64 << failures.min(6));
                             drop(pool);
@@ -196,7 +194,7 @@ impl Pool {
             .ok()
             .and_then(|g| g.as_ref().map(|tx| tx.send(()).is_ok()));
         if sent != Some(true) {
-            self.live.fetch_sub(1, Ordering::SeqCst);
+            self.count_gone();
         }
     }
 
@@ -227,7 +225,6 @@ impl Pool {
             pids.insert(child.id(), ());
         }
         if self.shutting_down.load(Ordering::SeqCst) {
-            let _ = kill_group(child.id());
             self.discard_blocking(child);
             return;
         }
@@ -348,21 +345,27 @@ impl Pool {
 
     /// Kill, reap, replace. Returns a fixed description of what happened.
     async fn discard(&self, worker: Worker, why: &'static str) -> &'static str {
+        let pid = worker.child.id();
+        let described = match self.kill_and_reap(worker).await {
+            Some(st) => describe_exit(st, why),
+            None => why,
+        };
+        tracing::warn!(pid, why = described, "worker.replaced");
+        self.request_spawn();
+        described
+    }
+
+    /// Kill a worker's process group, reap it off the runtime, and count it
+    /// gone. Its exit status, when it could be waited for.
+    async fn kill_and_reap(&self, worker: Worker) -> Option<std::process::ExitStatus> {
         let Worker { mut child, stream } = worker;
         drop(stream);
         let _ = kill_group(child.id());
         let pid = child.id();
         let status = tokio::task::spawn_blocking(move || child.wait()).await;
         self.forget_pid(pid);
-        let described = match status {
-            Ok(Ok(st)) => describe_exit(st, why),
-            _ => why,
-        };
-        tracing::warn!(pid, why = described, "worker.replaced");
-        self.live.fetch_sub(1, Ordering::SeqCst);
-        self.all_gone.notify_waiters();
-        self.request_spawn();
-        described
+        self.count_gone();
+        status.ok().and_then(Result::ok)
     }
 
     fn discard_blocking(&self, mut child: std::process::Child) {
@@ -373,6 +376,12 @@ impl Pool {
         // The child was just SIGKILLed, so this wait is short.
         let _ = child.wait();
         self.forget_pid(pid);
+        self.count_gone();
+    }
+
+    /// One worker fewer (or one that will not be started after all): wake
+    /// whoever waits on the count (`acquire`, `shutdown`).
+    fn count_gone(&self) {
         self.live.fetch_sub(1, Ordering::SeqCst);
         self.all_gone.notify_waiters();
     }
@@ -383,40 +392,29 @@ impl Pool {
         }
     }
 
+    /// Every idle worker, taken out of the pool.
+    fn take_idle(&self) -> Vec<Worker> {
+        self.idle
+            .lock()
+            .map(|mut i| std::mem::take(&mut *i))
+            .unwrap_or_default()
+    }
+
     /// Kill every worker, reap them, and stop the spawner.
     pub async fn shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
         if let Ok(mut tx) = self.spawn_tx.lock() {
             tx.take();
         }
-        let idle: Vec<Worker> = self
-            .idle
-            .lock()
-            .map(|mut i| std::mem::take(&mut *i))
-            .unwrap_or_default();
-        for w in idle {
-            let Worker { mut child, stream } = w;
-            drop(stream);
-            let _ = kill_group(child.id());
-            let pid = child.id();
-            let _ = tokio::task::spawn_blocking(move || child.wait()).await;
-            self.forget_pid(pid);
-            self.live.fetch_sub(1, Ordering::SeqCst);
+        for w in self.take_idle() {
+            self.kill_and_reap(w).await;
         }
         // Workers still starting or busy finish their own paths; wait briefly.
         let until = Instant::now() + Duration::from_secs(2);
         while self.live.load(Ordering::SeqCst) > 0 && Instant::now() < until {
             let _ = tokio::time::timeout(Duration::from_millis(20), self.all_gone.notified()).await;
-            let idle: Vec<Worker> = self
-                .idle
-                .lock()
-                .map(|mut i| std::mem::take(&mut *i))
-                .unwrap_or_default();
-            for w in idle {
-                let Worker { mut child, .. } = w;
-                let _ = kill_group(child.id());
-                let _ = tokio::task::spawn_blocking(move || child.wait()).await;
-                self.live.fetch_sub(1, Ordering::SeqCst);
+            for w in self.take_idle() {
+                self.kill_and_reap(w).await;
             }
         }
     }

@@ -317,17 +317,20 @@ pub fn read_dir(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
             })
             .collect());
     }
+    read_dir_sys(ws, path)
+}
+
+/// `Ok` if `path` is a directory; otherwise why it cannot be listed (missing,
+/// a symbolic link, not a directory), from a no-follow look at it.
+fn require_directory(ws: &Workspace, path: &ContainedPath) -> Result<(), WireError> {
     let meta = stat(ws, path).map_err(|e| map_missing(&e, Missing::Directory))?;
     match meta.kind {
-        Kind::Directory => {}
-        Kind::Symlink => {
-            return Err(WireError::DeniedPath(
-                moat_protocol::wire_error::Denial::Symlink,
-            ));
-        }
-        _ => return Err(WireError::NotADirectory),
+        Kind::Directory => Ok(()),
+        Kind::Symlink => Err(WireError::DeniedPath(
+            moat_protocol::wire_error::Denial::Symlink,
+        )),
+        _ => Err(WireError::NotADirectory),
     }
-    read_dir_sys(ws, path)
 }
 
 /// Bytes of `getdents64` buffer for one listing.
@@ -338,7 +341,13 @@ const LISTING_BUFFER: usize = 32 * 1024;
 fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
     use rustix::fs::{AtFlags, FileType, RawDir};
     use std::mem::MaybeUninit;
-    let fd = sys::open_dir(ws, path).map_err(|e| io_to_wire(&e))?;
+    // Opened once, with `O_DIRECTORY` and no link followed, so a listing costs
+    // one `openat2`. The error alone does not say why a path cannot be
+    // listed (ENOTDIR is also a missing parent), so only then is it looked at.
+    let fd = sys::open_dir(ws, path).map_err(|e| match require_directory(ws, path) {
+        Ok(()) => io_to_wire(&e),
+        Err(why) => why,
+    })?;
     // getdents64 straight from the opened fd into one 32 KiB buffer (a
     // 100-entry directory in one call), rather than rustix's `Dir`, which
     // reopens the fd and starts with a small buffer.
@@ -385,6 +394,8 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
 
 #[cfg(not(target_os = "linux"))]
 fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
+    // `std::fs::read_dir` follows links: look first.
+    require_directory(ws, path)?;
     let rd = std::fs::read_dir(ws.root().join(path.rel())).map_err(|e| io_to_wire(&e))?;
     let mut out = Vec::new();
     for entry in rd {
