@@ -118,6 +118,17 @@ impl std::fmt::Display for Run {
     }
 }
 
+/// A command for the moat binary `bin` with a built environment: only `PATH`
+/// and `HOME=/nonexistent-home`, nothing inherited from the test's.
+#[must_use]
+pub fn moat_command(bin: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.env_clear();
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd.env("HOME", "/nonexistent-home");
+    cmd
+}
+
 /// Run `moat ARGS` to completion with a built environment (only `PATH`,
 /// `HOME=/nonexistent-home` and `env`), stdin empty. Panics after 60 s.
 pub fn run_moat<I, S>(args: I, env: &[(&str, &str)]) -> Run
@@ -125,14 +136,17 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    let mut cmd = Command::new(moat_bin());
-    cmd.args(args);
-    cmd.env_clear();
-    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    cmd.env("HOME", "/nonexistent-home");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    run_bin(&moat_bin(), args, env)
+}
+
+/// [`run_moat`] with another build of the binary (`bin`).
+pub fn run_bin<I, S>(bin: &Path, args: I, env: &[(&str, &str)]) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = moat_command(bin);
+    cmd.args(args).envs(env.iter().copied());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -512,14 +526,11 @@ impl Moat {
     #[must_use]
     pub fn start(root: &Path, opts: &Options) -> Moat {
         let bin = opts.bin.clone().unwrap_or_else(moat_bin);
-        let mut cmd = Command::new(bin);
+        let mut cmd = moat_command(&bin);
         cmd.arg("serve")
             .arg("--workspace")
             .arg(root)
             .args(&opts.args);
-        cmd.env_clear();
-        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-        cmd.env("HOME", "/nonexistent-home");
         cmd.env("MOAT_SANDBOX__MODE", opts.mode.env());
         cmd.env("MOAT_OBSERVABILITY__LOG_LEVEL", "debug");
         for (k, v) in &opts.env {

@@ -193,12 +193,7 @@ fn listings_count_denied_entries_without_naming_them() {
         let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({"include_hidden": true}));
         let s = &r["structuredContent"];
-        let names: Vec<&str> = s["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["name"].as_str().unwrap())
-            .collect();
+        let names = super::util::entry_names(&r);
         assert_eq!(names, [".github", ".hidden", "README.md"], "{r}");
         assert_eq!(s["hidden_by_denylist"], 5, "{r}");
         assert!(

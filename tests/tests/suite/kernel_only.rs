@@ -14,7 +14,6 @@
 //! Landlock were not doing the refusing.
 
 use std::path::Path;
-use std::process::Command;
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, dangerous_moat_bin, error_code, moat_bin};
 use serde_json::{Value, json};
@@ -183,22 +182,10 @@ fn a_hard_link_is_refused_by_moat_because_landlock_cannot_see_it() {
 }
 
 fn run(bin: &Path, args: &[&str], root: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(bin)
-        .args(args)
-        .arg("--workspace")
-        .arg(root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", "/nonexistent-home")
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let ws = [std::ffi::OsStr::new("--workspace"), root.as_os_str()];
+    let args = args.iter().map(std::ffi::OsStr::new).chain(ws);
+    let out = moat_tests::run_bin(bin, args, env);
+    (out.code.unwrap_or(-1), out.stdout, out.stderr)
 }
 
 const FEATURE: &str = "dangerous-disable-userland-checks";

@@ -3,18 +3,9 @@
 //! missing cases (seed §2.2).
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::util::{call_err, call_ok};
-
-fn names(r: &Value) -> Vec<String> {
-    r["structuredContent"]["entries"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{r}"))
-        .iter()
-        .map(|e| e["name"].as_str().unwrap().to_owned())
-        .collect()
-}
+use super::util::{call_err, call_ok, entry_names as names};
 
 #[test]
 fn directories_first_then_files_sorted_case_insensitively() {

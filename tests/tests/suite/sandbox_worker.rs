@@ -10,10 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use moat_tests::{Fixture, Moat, Mode, Options, moat_bin};
+use moat_tests::{Fixture, Moat, Mode, Options};
 use serde_json::json;
 
 /// The fields of one thread's `/proc/<pid>/task/<tid>/status` this suite
@@ -248,18 +247,14 @@ fn threads_left_after_a_search_are_confined() {
 
 /// `moat doctor` output as `label -> value` (labels are padded to 19 columns).
 fn doctor(root: &Path, env: &[(&str, &str)]) -> (i32, BTreeMap<String, String>, String) {
-    let out = Command::new(moat_bin())
-        .arg("doctor")
-        .arg("--workspace")
-        .arg(root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", "/nonexistent-home")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let fields = text
+    let ws = [
+        std::ffi::OsStr::new("doctor"),
+        "--workspace".as_ref(),
+        root.as_os_str(),
+    ];
+    let out = moat_tests::run_moat(ws, env);
+    let fields = out
+        .stdout
         .lines()
         .filter(|l| l.len() > 19 && !l.starts_with(' '))
         .map(|l| {
@@ -267,8 +262,8 @@ fn doctor(root: &Path, env: &[(&str, &str)]) -> (i32, BTreeMap<String, String>, 
             (k.trim().to_owned(), v.to_owned())
         })
         .collect();
-    let all = format!("{text}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), fields, all)
+    let all = format!("{}\nstderr:\n{}", out.stdout, out.stderr);
+    (out.code.unwrap_or(-1), fields, all)
 }
 
 #[test]

@@ -73,12 +73,7 @@ fn listing_a_directory_with_a_fifo_and_a_socket_does_not_block() {
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
         let s = &r["structuredContent"];
         assert_eq!(s["special_skipped"], 2, "{r}");
-        let names: Vec<&str> = s["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["name"].as_str().unwrap())
-            .collect();
+        let names = super::util::entry_names(&r);
         assert_eq!(names, ["d", "a.txt"], "{r}");
         assert_eq!(
             (s["files"].as_u64(), s["directories"].as_u64()),

@@ -18,7 +18,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, error_code, moat_bin, text};
@@ -128,13 +128,10 @@ fn moat_under(
     env: &[(&str, &str)],
 ) -> (i32, String, String, Duration) {
     let filter = filter_for(host);
-    let mut cmd = Command::new(moat_bin());
+    let mut cmd = moat_tests::moat_command(&moat_bin());
     cmd.args(args)
         .arg("--workspace")
         .arg(root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", "/nonexistent-home")
         .envs(env.iter().copied())
         .stdin(Stdio::null());
     // SAFETY: the hook runs between fork and exec and only makes raw system

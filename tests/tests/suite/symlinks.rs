@@ -207,12 +207,7 @@ fn listings_count_links_and_never_follow_them() {
             let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
             let r = call_ok(&mut m, "list_directory", json!({}));
             let s = &r["structuredContent"];
-            let names: Vec<&str> = s["entries"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["name"].as_str().unwrap())
-                .collect();
+            let names = super::util::entry_names(&r);
             assert_eq!(names, ["docs"], "{r}");
             // 11 links at the root, the hidden one included.
             assert_eq!(s["symlinks_skipped"], 11, "{r}");

@@ -9,6 +9,22 @@ use serde_json::{Value, json};
 /// The text every outside fixture file holds; must never reach a client.
 pub const SECRET: &str = "OUTSIDE-SECRET-7d1f";
 
+/// The entry names of a `list_directory` result, in order.
+#[track_caller]
+pub fn entry_names(r: &Value) -> Vec<String> {
+    r["structuredContent"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no entries: {r}"))
+        .iter()
+        .map(|e| {
+            e["name"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{e}"))
+                .to_owned()
+        })
+        .collect()
+}
+
 /// Call `tool` and require a successful (non-error) tool result.
 #[track_caller]
 pub fn call_ok(m: &mut Moat, tool: &str, args: Value) -> Value {
