@@ -65,6 +65,11 @@ async def check_mode(binary: str, workspace: str, mode: str) -> list[tuple[str, 
                     break
             ok = sorted(names) == sorted(CALLS)
             results.append((f"{mode} tools/list", ok, ", ".join(names)))
+            # A client that never follows a cursor must still see every tool.
+            first = await client.list_tools()
+            first_names = [t.name for t in first.tools]
+            ok = sorted(first_names) == sorted(CALLS) and first.next_cursor is None
+            results.append((f"{mode} tools/list first page only", ok, ", ".join(first_names)))
             for tool, (good, bad) in CALLS.items():
                 if tool not in names:
                     continue

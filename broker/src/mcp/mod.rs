@@ -32,8 +32,11 @@ use crate::supervisor::Executor;
 use crate::tools::Registry;
 use jsonrpc::{Id, Message, RpcError, code};
 
-/// `tools/list` page size.
-pub const PAGE_SIZE: usize = 5;
+/// `tools/list` page size: larger than the whole tool list, so the first page
+/// holds every tool. Several widely used clients read only the first page of
+/// `tools/list`; on a smaller page they would not see `read_file` at all.
+/// Cursors are still issued past this size and honoured when given.
+pub const PAGE_SIZE: usize = 100;
 
 /// Per-connection state: the legacy version negotiated by `initialize` on
 /// this stdio process (HTTP keeps none).
