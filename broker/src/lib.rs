@@ -34,7 +34,7 @@ pub mod healthcheck;
 pub mod http;
 pub mod logging;
 pub mod mcp;
-pub mod redact;
+pub use moat_worker::redact;
 pub mod render;
 pub mod scan;
 pub mod stdio;

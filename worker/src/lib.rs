@@ -38,6 +38,7 @@ pub mod git;
 pub mod overview;
 pub mod pattern;
 pub mod process;
+pub mod redact;
 pub mod sandbox;
 pub mod symbols;
 pub mod tools;

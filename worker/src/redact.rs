@@ -1,4 +1,4 @@
-//! Redaction: credentials are replaced before anything leaves the broker.
+//! Redaction: credentials are replaced before anything leaves moat.
 //!
 //! The denylist keeps whole files away from the client. This control covers the
 //! other case: a credential inside an ordinary file (a token hard-coded in
