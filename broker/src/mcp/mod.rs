@@ -29,6 +29,7 @@ use crate::content::Controls;
 use crate::error::{ToolFailure, describe};
 use crate::render::render;
 use crate::supervisor::Executor;
+use crate::supervisor::admission::Admission;
 use crate::tools::Registry;
 use jsonrpc::{Id, Message, RpcError, code};
 
@@ -80,6 +81,7 @@ pub struct Server {
     executor: Executor,
     controls: Controls,
     root_name: String,
+    admission: Admission,
 }
 
 impl Server {
@@ -96,12 +98,16 @@ impl Server {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Room for one running call per worker and the bounded wait queue.
+        let admission =
+            Admission::new(config.sandbox.workers + config.sandbox.max_queued_calls);
         Ok(Server {
             config,
             registry,
             executor,
             controls,
             root_name,
+            admission,
         })
     }
 
@@ -115,6 +121,12 @@ impl Server {
     #[must_use]
     pub fn executor(&self) -> &Executor {
         &self.executor
+    }
+
+    /// The admission of tool calls (for readiness and the transports).
+    #[must_use]
+    pub fn admission(&self) -> &Admission {
+        &self.admission
     }
 
     /// The tool registry.
@@ -377,7 +389,18 @@ impl Server {
         let budget = Duration::from_millis(limits.tool_timeout_ms);
         let path_arg = args_map.get("path").and_then(Value::as_str);
         let started = Instant::now();
-        let outcome = self.executor.run(request.clone(), budget).await;
+        // Only here, after validation, does a call take room: a call refused
+        // for its arguments, and every other method, never waits on one.
+        let outcome = match self.admission.try_admit() {
+            Some(ticket) => {
+                let outcome = self.executor.run(request.clone(), budget).await;
+                drop(ticket);
+                outcome
+            }
+            None => Err(ToolFailure::Busy {
+                admitted: self.admission.admitted(),
+            }),
+        };
         let (mut result, code) = match outcome {
             Ok(Ok(out)) => (
                 self.controls
@@ -427,6 +450,23 @@ impl Server {
         if let (Era::Modern, Some(rm)) = (era, rm) {
             result.insert("resultType".into(), json!("complete"));
             result.insert("_meta".into(), self.result_meta(rm));
+        }
+        // The cap is on the answer as sent: escaping can make it several
+        // times the size of the content it carries.
+        let limit = self.config.server.max_answer_bytes;
+        let size = json_out::encoded_len(&result);
+        if size > limit {
+            tracing::warn!(tool = name, size, limit, "tool.answer_too_large");
+            let refusal = describe(
+                &ToolFailure::AnswerTooLarge { size, limit },
+                path_arg,
+                &self.root_name,
+            );
+            result = self.controls.failure(&refusal);
+            if let (Era::Modern, Some(rm)) = (era, rm) {
+                result.insert("resultType".into(), json!("complete"));
+                result.insert("_meta".into(), self.result_meta(rm));
+            }
         }
         Ok(Value::Object(result))
     }

@@ -45,6 +45,8 @@ pub struct PoolConfig {
     pub init: WorkerInit,
     /// Whether workers' stderr reaches the broker's stderr.
     pub inherit_stderr: bool,
+    /// Longest a request waits for an idle worker.
+    pub queue_timeout: Duration,
 }
 
 /// The pool of confined workers.
@@ -54,6 +56,7 @@ pub struct Pool {
     /// Workers alive or being started.
     live: AtomicUsize,
     size: usize,
+    queue_timeout: Duration,
     spawn_tx: Mutex<Option<std::sync::mpsc::Sender<()>>>,
     last_error: Mutex<Option<String>>,
     last_report: Mutex<Option<SandboxReport>>,
@@ -80,6 +83,7 @@ impl Pool {
             ready: Semaphore::new(0),
             live: AtomicUsize::new(0),
             size: config.size.max(1),
+            queue_timeout: config.queue_timeout,
             spawn_tx: Mutex::new(Some(tx)),
             last_error: Mutex::new(None),
             last_report: Mutex::new(None),
@@ -236,10 +240,9 @@ impl Pool {
     }
 
     pub(super) async fn run(&self, request: Request, budget: Duration) -> Outcome {
-        let start = Instant::now();
-        let deadline = start + budget;
+        let wait_until = Instant::now() + self.queue_timeout;
         let mut worker = loop {
-            let mut worker = self.acquire(deadline, budget).await?;
+            let mut worker = self.acquire(wait_until).await?;
             // A worker that died while idle (OOM killer, an operator's kill)
             // never saw this request: replace it and take another, rather
             // than fail a request the client did nothing wrong with.
@@ -249,7 +252,8 @@ impl Pool {
             }
             break worker;
         };
-        let remaining = deadline.saturating_duration_since(Instant::now());
+        // The budget is the call's own: it starts now that it has a worker.
+        let remaining = budget;
         let envelope = RequestEnvelope {
             budget_ms: u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX),
             request,
@@ -301,8 +305,10 @@ impl Pool {
         failed && self.pids.lock().is_ok_and(|p| p.is_empty())
     }
 
-    /// Wait for an idle worker until `deadline`.
-    async fn acquire(&self, deadline: Instant, budget: Duration) -> Result<Worker, ToolFailure> {
+    /// Wait for an idle worker until `until`; past it the request never
+    /// ran (`NotStarted`).
+    async fn acquire(&self, until: Instant) -> Result<Worker, ToolFailure> {
+        let started = Instant::now();
         loop {
             if let Ok(permit) = self.ready.try_acquire() {
                 permit.forget();
@@ -325,11 +331,11 @@ impl Pool {
                     Err(_) => return Err(ToolFailure::Unavailable),
                 },
                 () = self.all_gone.notified() => {}
-                () = tokio::time::sleep_until(deadline.into()) => {
+                () = tokio::time::sleep_until(until.into()) => {
                     return Err(if self.live.load(Ordering::SeqCst) == 0 {
                         ToolFailure::Unavailable
                     } else {
-                        ToolFailure::TimedOut { budget }
+                        ToolFailure::NotStarted { waited: started.elapsed() }
                     });
                 }
             }
