@@ -8,13 +8,14 @@
 //! * Invalid UTF-8 or JSON: `-32700`; nesting deeper than serde_json's 128
 //!   levels is a parse error too.
 //! * Reading never waits for a tool slot. `tools/call` (and `resources/read`)
-//!   run concurrently off the reader and are answered as they finish; the
-//!   admission ([`crate::supervisor::admission`]) bounds how many run or
-//!   wait for a worker, and answers the rest `busy` at once. Every other
-//!   message (`initialize`, `ping`, `tools/list`, notifications such as
+//!   run concurrently off the reader, as many as the admission
+//!   ([`crate::supervisor::admission`]) has room for, the rest in arrival
+//!   order, and are answered as they finish. Every other message
+//!   (`initialize`, `ping`, `tools/list`, notifications such as
 //!   `notifications/cancelled`) is answered by the reader itself, in order,
 //!   however busy the tool slots are. The reader pauses only when stdout is
-//!   not being drained.
+//!   not being drained, or when the tool-call lines it has read and not yet
+//!   finished reach 16 MiB (back-pressure on tool calls only).
 //! * Line framing is linear in the input (see [`LineReader`]).
 //! * On end of input, in-flight requests finish and are answered, every
 //!   worker is killed and reaped, and the process exits 0.
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
@@ -278,9 +279,10 @@ fn takes_a_slot(msg: &jsonrpc::Message) -> bool {
     !msg.is_notification() && matches!(msg.method.as_str(), "tools/call" | "resources/read")
 }
 
-/// Tool-call tasks beyond the admission's capacity that may exist at once:
-/// calls already refused `busy` whose answers wait for stdout.
-const TASK_SLACK: usize = 16;
+/// Bytes of tool-call lines read but not yet finished. Past it the reader
+/// stops reading (back-pressure, on tool calls only: the client has this
+/// much work outstanding already).
+const MAX_PENDING_CALL_BYTES: usize = 16 << 20;
 
 /// Serve MCP on stdin/stdout until end of input. Returns the exit code.
 pub async fn serve(server: Arc<Server>) -> i32 {
@@ -297,18 +299,20 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     tracing::info!(workspace = %server.config().sandbox.workspace.display(), mode = server.config().sandbox.mode.as_str(), tools = server.registry().len(), "stdio.started");
 
     let session = Arc::new(Session::default());
-    // Tool-call tasks: the admission bounds how many run or wait for a
-    // worker (beyond them a call is answered `busy` at once); this bounds the
-    // tasks themselves, so a client that never reads stdout cannot make the
-    // reader spawn without end. The reader waits here only when stdout is
-    // not being drained.
-    let tasks_room = Arc::new(Semaphore::new(
-        server.admission().capacity() + TASK_SLACK,
+    // Tool calls go to the dispatcher, which runs as many at once as the
+    // admission has room for (so a pipelining client's calls wait their
+    // turn here rather than being refused), and the rest in arrival order.
+    // What they may hold in memory meanwhile is bounded in bytes.
+    let pending_bytes = Arc::new(Semaphore::new(MAX_PENDING_CALL_BYTES));
+    let (calls_tx, calls_rx) = mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit)>();
+    let dispatcher = tokio::spawn(dispatch(
+        Arc::clone(&server),
+        Arc::clone(&session),
+        calls_rx,
+        tx.clone(),
     ));
     let mut reader = LineReader::new(stdin, cap);
-    let mut tasks = JoinSet::new();
     loop {
-        while tasks.try_join_next().is_some() {}
         let line = match reader.next_line().await {
             Ok(Line::Data(l)) => l,
             Ok(Line::TooLong) => {
@@ -342,7 +346,36 @@ pub async fn serve(server: Arc<Server>) -> i32 {
             }
             continue;
         }
-        let Ok(permit) = Arc::clone(&tasks_room).acquire_owned().await else {
+        let weight = u32::try_from(line.len().clamp(1, MAX_PENDING_CALL_BYTES)).unwrap_or(u32::MAX);
+        let Ok(held) = Arc::clone(&pending_bytes).acquire_many_owned(weight).await else {
+            break;
+        };
+        if calls_tx.send((msg, held)).is_err() {
+            break;
+        }
+    }
+    drop(calls_tx);
+    let _ = dispatcher.await;
+    drop(tx);
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    server.executor().shutdown().await;
+    tracing::info!("stdio.closed");
+    0
+}
+
+/// Run tool calls as the admission has room, in arrival order; at end of
+/// input, finish every one and answer it.
+async fn dispatch(
+    server: Arc<Server>,
+    session: Arc<Session>,
+    mut calls: mpsc::UnboundedReceiver<(jsonrpc::Message, OwnedSemaphorePermit)>,
+    tx: mpsc::Sender<Vec<u8>>,
+) {
+    let slots = Arc::new(Semaphore::new(server.admission().capacity()));
+    let mut tasks = JoinSet::new();
+    while let Some((msg, held)) = calls.recv().await {
+        while tasks.try_join_next().is_some() {}
+        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
             break;
         };
         let server = Arc::clone(&server);
@@ -352,15 +385,11 @@ pub async fn serve(server: Arc<Server>) -> i32 {
             if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
                 let _ = tx.send(jsonrpc::encode(&v)).await;
             }
-            drop(permit);
+            drop(slot);
+            drop(held);
         });
     }
     while tasks.join_next().await.is_some() {}
-    drop(tx);
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
-    server.executor().shutdown().await;
-    tracing::info!("stdio.closed");
-    0
 }
 
 #[cfg(test)]

@@ -430,6 +430,14 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
                 .and_then(|e| e.get("code"))
                 .and_then(Value::as_i64)
                 .map_or(StatusCode::OK, rpc_status);
+            // Refused by the admission (every worker busy, the wait queue
+            // full): the call did not run; a balancer should retry elsewhere.
+            if takes_slot
+                && v.pointer("/result/structuredContent/error").and_then(Value::as_str)
+                    == Some("busy")
+            {
+                return busy("server busy: every worker is busy and the wait queue is full");
+            }
             let r = json_response(status, &v);
             // An answer that would take the bytes waiting for clients over
             // the global bound is dropped here, before it is queued.

@@ -167,35 +167,6 @@ fn stdio_a_call_that_never_got_a_worker_says_it_never_ran() {
 }
 
 #[test]
-fn stdio_beyond_the_wait_queue_a_call_is_busy_at_once() {
-    let fx = fixture();
-    let mut m = stdio(
-        &fx,
-        Mode::Confined,
-        &[
-            ("MOAT_SANDBOX__WORKERS", "1"),
-            ("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "60"),
-            ("MOAT_SANDBOX__MAX_QUEUED_CALLS", "2"),
-        ],
-    );
-    let worker = m.wait_for_ready_workers(1)[0];
-    moat_tests::http::signal(worker, libc::SIGSTOP);
-    // One runs, two wait: the fourth and fifth are refused at once.
-    for id in 10..15 {
-        m.send(&call_msg(id, "read_file", json!({"path": "a.txt"})));
-    }
-    let mut others = Vec::new();
-    let busy = recv_id(&mut m, 14, ANSWERED_WITHIN, &mut others);
-    moat_tests::http::signal(worker, libc::SIGCONT);
-    let busy = busy.expect("the call beyond the queue was answered at once");
-    assert_eq!(error_code(&busy["result"]), "busy", "{busy}");
-    assert!(
-        moat_tests::text(&busy["result"], 0).contains("did not run"),
-        "{busy}"
-    );
-}
-
-#[test]
 fn stdio_a_flood_of_blank_lines_then_a_ping_is_answered() {
     // Functional only: 16 MiB of newlines, then a ping. (Linear framing
     // itself is proven by the line reader's unit test counting copies.)
@@ -305,6 +276,47 @@ fn http_control_messages_are_never_queued_behind_tool_calls_and_readyz_reports_s
         eventually(Duration::from_secs(10), || s.get("/readyz").status == 200),
         "readyz did not recover"
     );
+}
+
+#[test]
+fn http_beyond_the_wait_queue_a_call_is_refused_at_once_and_says_it_did_not_run() {
+    let fx = fixture();
+    let s = http(
+        &fx,
+        &[
+            ("MOAT_SANDBOX__WORKERS", "1"),
+            ("MOAT_SANDBOX__MAX_QUEUED_CALLS", "1"),
+            ("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "60"),
+        ],
+    );
+    let worker = s.moat.wait_for_ready_workers(1)[0];
+    moat_tests::http::signal(worker, libc::SIGSTOP);
+    let addr = s.addr;
+    // One runs (on the stopped worker), one waits for a worker.
+    let held: Vec<_> = (0..2)
+        .map(|i| {
+            std::thread::spawn(move || {
+                Req::mcp(&modern_call(10 + i, "read_file", json!({"path": "a.txt"}))).send(addr)
+            })
+        })
+        .collect();
+    assert!(
+        eventually(Duration::from_secs(10), || s.get("/readyz").json()["saturated"] == json!(true)),
+        "the admission never filled"
+    );
+    let started = Instant::now();
+    let busy = s.post(&modern_call(3, "read_file", json!({"path": "a.txt"})));
+    assert!(started.elapsed() < ANSWERED_WITHIN);
+    assert_eq!(busy.status, 503, "{busy}");
+    assert!(busy.header("retry-after").is_some(), "{busy}");
+    // Control messages still pass.
+    ping_ok(&s);
+    moat_tests::http::signal(worker, libc::SIGCONT);
+    for h in held {
+        let r = h.join().unwrap().unwrap();
+        assert_eq!(r.status, 200, "{r}");
+        assert_eq!(error_code(&r.json()["result"]), "", "{r}");
+    }
 }
 
 /// A text file whose answer is several times its size once JSON-escaped:
