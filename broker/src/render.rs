@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
-use moat_protocol::response::{Declares, DirEntry, EntryKind, SkipReasons, SymbolMethod, ToolOutput};
+use moat_protocol::response::{
+    Declares, DirEntry, EntryKind, SkipReasons, SymbolMethod, ToolOutput,
+};
 
 use crate::fence::escape_for_prose;
 use crate::redact::drop_cut_tail;

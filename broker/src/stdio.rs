@@ -304,7 +304,8 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     // turn here rather than being refused), and the rest in arrival order.
     // What they may hold in memory meanwhile is bounded in bytes.
     let pending_bytes = Arc::new(Semaphore::new(MAX_PENDING_CALL_BYTES));
-    let (calls_tx, calls_rx) = mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit)>();
+    let (calls_tx, calls_rx) =
+        mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit)>();
     let dispatcher = tokio::spawn(dispatch(
         Arc::clone(&server),
         Arc::clone(&session),

@@ -25,8 +25,8 @@
 //! Order is not deterministic (threads race); callers sort their results.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ignore::{WalkBuilder, WalkState};
 use moat_protocol::response::SkipReasons;

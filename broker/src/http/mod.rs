@@ -433,7 +433,8 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             // Refused by the admission (every worker busy, the wait queue
             // full): the call did not run; a balancer should retry elsewhere.
             if takes_slot
-                && v.pointer("/result/structuredContent/error").and_then(Value::as_str)
+                && v.pointer("/result/structuredContent/error")
+                    .and_then(Value::as_str)
                     == Some("busy")
             {
                 return busy("server busy: every worker is busy and the wait queue is full");

@@ -55,12 +55,10 @@ impl Outbox {
         let mut cur = self.queued.load(Ordering::SeqCst);
         loop {
             let take = cur.min(n);
-            match self.queued.compare_exchange(
-                cur,
-                cur - take,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
+            match self
+                .queued
+                .compare_exchange(cur, cur - take, Ordering::SeqCst, Ordering::SeqCst)
+            {
                 Ok(_) => {
                     self.global.fetch_sub(take, Ordering::SeqCst);
                     return;
@@ -104,7 +102,11 @@ impl<S> Guarded<S> {
         }
     }
 
-    fn after_write(&mut self, cx: &mut Context<'_>, r: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+    fn after_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
         match r {
             Poll::Ready(Ok(n)) => {
                 self.outbox.written(n as u64);

@@ -99,8 +99,7 @@ impl Server {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         // Room for one running call per worker and the bounded wait queue.
-        let admission =
-            Admission::new(config.sandbox.workers + config.sandbox.max_queued_calls);
+        let admission = Admission::new(config.sandbox.workers + config.sandbox.max_queued_calls);
         Ok(Server {
             config,
             registry,

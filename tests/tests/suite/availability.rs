@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use moat_tests::http::{HttpMoat, Req, modern, modern_call, read_response};
-use moat_tests::{Era, Fixture, Mode, Moat, Options, error_code};
+use moat_tests::{Era, Fixture, Moat, Mode, Options, error_code};
 use serde_json::{Value, json};
 
 use super::util::eventually;
@@ -90,7 +90,12 @@ fn stdio_ping_tools_list_and_cancellations_are_answered_while_every_slot_is_busy
     let ping = ping.unwrap_or_else(|| panic!("ping was not answered while the slots were busy"));
     assert_eq!(ping["result"], json!({}), "{ping}");
     let list = list.unwrap_or_else(|| panic!("tools/list was not answered"));
-    assert!(list["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{list}");
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{list}"
+    );
     // Every call is answered once the worker runs again (or told it was busy).
     let mut seen: Vec<i64> = others.iter().filter_map(|v| v["id"].as_i64()).collect();
     while seen.len() < 12 {
@@ -196,7 +201,11 @@ fn ping_ok(s: &HttpMoat) {
     let started = Instant::now();
     let r = s.post(&moat_tests::http::legacy(1, "ping", json!({})));
     assert_eq!(r.status, 200, "{r}");
-    assert!(started.elapsed() < ANSWERED_WITHIN, "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < ANSWERED_WITHIN,
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -301,7 +310,10 @@ fn http_beyond_the_wait_queue_a_call_is_refused_at_once_and_says_it_did_not_run(
         })
         .collect();
     assert!(
-        eventually(Duration::from_secs(10), || s.get("/readyz").json()["saturated"] == json!(true)),
+        eventually(
+            Duration::from_secs(10),
+            || s.get("/readyz").json()["saturated"] == json!(true)
+        ),
         "the admission never filled"
     );
     let started = Instant::now();
@@ -353,7 +365,11 @@ fn an_answer_over_the_cap_after_escaping_is_refused_with_a_clear_error() {
     let ok = s.post(&modern_call(2, "read_file", json!({"path": "a.txt"})));
     assert_eq!(error_code(&ok.json()["result"]), "", "{ok}");
     // Over stdio too.
-    let mut m = stdio(&fx, Mode::InProcess, &[("MOAT_SERVER__MAX_ANSWER_BYTES", "1048576")]);
+    let mut m = stdio(
+        &fx,
+        Mode::InProcess,
+        &[("MOAT_SERVER__MAX_ANSWER_BYTES", "1048576")],
+    );
     let r = m.call("read_file", json!({"path": "ctl.txt"}));
     assert_eq!(error_code(&r), "answer_too_large", "{r}");
 }
@@ -392,14 +408,17 @@ fn http_clients_that_never_read_are_closed_at_the_write_timeout_and_memory_stays
     let answer_len = warm.body.len() as u64;
     assert!(answer_len > 5_000_000, "answer only {answer_len} bytes");
     let base_kib = status_kib(pid, "VmRSS:");
-    let conns: Vec<TcpStream> = (0..40).map(|i| non_reader(s.addr, 100 + i, "ctl.txt")).collect();
+    let conns: Vec<TcpStream> = (0..40)
+        .map(|i| non_reader(s.addr, 100 + i, "ctl.txt"))
+        .collect();
     // While they hold their answers, the server keeps answering others.
     std::thread::sleep(Duration::from_millis(800));
     ping_ok(&s);
     // Every call has been handled (answered, refused busy, or dropped for
     // the global bound) before the clock of the last write timeout starts.
     assert!(
-        eventually(Duration::from_secs(120), || s.events("tool.call").len() >= 41),
+        eventually(Duration::from_secs(120), || s.events("tool.call").len()
+            >= 41),
         "not every call was handled; stderr:\n{}",
         s.stderr()
     );
@@ -428,7 +447,10 @@ fn http_clients_that_never_read_are_closed_at_the_write_timeout_and_memory_stays
             whole += 1;
         }
     }
-    assert_eq!(whole, 0, "{whole} non-reading connections kept their whole answer");
+    assert_eq!(
+        whole, 0,
+        "{whole} non-reading connections kept their whole answer"
+    );
     // Recovered by itself.
     ping_ok(&s);
     let r = s.post(&modern_call(2, "read_file", json!({"path": "a.txt"})));
@@ -501,7 +523,10 @@ fn a_file_under_a_path_too_long_to_open_is_counted_as_skipped_with_its_reason() 
         let r = m.call("find_symbol", json!({"symbol": "needle"}));
         let sc = &r["structuredContent"];
         assert_eq!(error_code(&r), "", "{mode:?}: {r}");
-        assert!(sc["files_skipped"].as_u64().unwrap_or(0) >= 1, "{mode:?}: {sc}");
+        assert!(
+            sc["files_skipped"].as_u64().unwrap_or(0) >= 1,
+            "{mode:?}: {sc}"
+        );
         assert!(
             skipped_reasons(sc)["path_too_long"].as_u64().unwrap_or(0) >= 1,
             "{mode:?}: {sc}"
@@ -511,7 +536,10 @@ fn a_file_under_a_path_too_long_to_open_is_counted_as_skipped_with_its_reason() 
         let r = m.call("search_code", json!({"pattern": "needle"}));
         let sc = &r["structuredContent"];
         assert_eq!(error_code(&r), "", "{mode:?}: {r}");
-        assert!(sc["files_skipped"].as_u64().unwrap_or(0) >= 1, "{mode:?}: {sc}");
+        assert!(
+            sc["files_skipped"].as_u64().unwrap_or(0) >= 1,
+            "{mode:?}: {sc}"
+        );
         assert!(
             skipped_reasons(sc)["path_too_long"].as_u64().unwrap_or(0) >= 1,
             "{mode:?}: {sc}"
