@@ -785,6 +785,10 @@ def run_attacks(a, binary, ws, env, token):
     # 4. stdio: every slot (and the queue) filled with slow calls.
     sproc, sfh = start_broker(binary, ws, base_env, "stdio", os.path.join(a.dir, "attack-stdio.log"))
     sp = StdioProber(sproc)
+    sp.pending["init"] = time.monotonic()
+    sp.write((json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "moat-soak", "version": "0"}}}) + "\n").encode())
     time.sleep(1.0)
     for i in range(a.attack_clients):
         sp.write((json.dumps({"jsonrpc": "2.0", "id": f"heavy-{i}", "method": "tools/call",

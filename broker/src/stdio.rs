@@ -72,6 +72,7 @@ pub struct LineReader<R> {
     discarding: bool,
     eof: bool,
     moved: u64,
+    skip_blank: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -86,7 +87,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             discarding: false,
             eof: false,
             moved: 0,
+            skip_blank: false,
         }
+    }
+
+    /// Pass over blank lines (`\n`, `\r\n`) without returning them: a run
+    /// of them is consumed in one tight pass rather than one line at a time.
+    #[must_use]
+    pub fn skipping_blank_lines(mut self) -> Self {
+        self.skip_blank = true;
+        self
     }
 
     /// Bytes moved inside the buffer so far by compaction (lines handed out
@@ -105,6 +115,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// The next line, a too-long marker, or end of input.
     pub async fn next_line(&mut self) -> std::io::Result<Line> {
         loop {
+            if self.skip_blank && !self.discarding && self.scanned == self.start {
+                // At the start of a line: line ends and carriage returns
+                // there only make blank lines (or lead a line, where JSON
+                // ignores them as whitespace).
+                let run = self.buf[self.start..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'\n' | b'\r'))
+                    .count();
+                self.start += run;
+                self.scanned = self.start;
+            }
             if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + pos;
                 let begin = self.start;
@@ -312,7 +333,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
         calls_rx,
         tx.clone(),
     ));
-    let mut reader = LineReader::new(stdin, cap);
+    let mut reader = LineReader::new(stdin, cap).skipping_blank_lines();
     loop {
         let line = match reader.next_line().await {
             Ok(Line::Data(l)) => l,
@@ -384,7 +405,12 @@ async fn dispatch(
         let tx = tx.clone();
         tasks.spawn(async move {
             if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
-                let _ = tx.send(jsonrpc::encode(&v)).await;
+                // Encoding a large answer is CPU work: off the (single)
+                // runtime thread, which also reads and answers control
+                // messages.
+                if let Ok(line) = tokio::task::spawn_blocking(move || jsonrpc::encode(&v)).await {
+                    let _ = tx.send(line).await;
+                }
             }
             drop(slot);
             drop(held);
@@ -515,5 +541,20 @@ mod tests {
             panic!("pending")
         };
         assert_eq!(line.unwrap(), Line::Data(vec![b'x'; 900_000]));
+    }
+
+    #[tokio::test]
+    async fn skipping_blank_lines_passes_over_them_and_keeps_the_rest() {
+        let mut input = b"\n\r\n\n{\"a\":1}\r\n\n\n".to_vec();
+        input.extend_from_slice(&vec![b'\n'; 1 << 20]);
+        input.extend_from_slice(b"xyz\n\n");
+        let mut r = LineReader::new(&input[..], 4).skipping_blank_lines();
+        assert_eq!(r.next_line().await.unwrap(), Line::TooLong);
+        assert_eq!(r.next_line().await.unwrap(), Line::Data(b"xyz".to_vec()));
+        assert_eq!(r.next_line().await.unwrap(), Line::Eof);
+        let mut r = LineReader::new(&input[..], 64).skipping_blank_lines();
+        assert_eq!(r.next_line().await.unwrap(), Line::Data(b"{\"a\":1}".to_vec()));
+        assert_eq!(r.next_line().await.unwrap(), Line::Data(b"xyz".to_vec()));
+        assert_eq!(r.next_line().await.unwrap(), Line::Eof);
     }
 }

@@ -439,7 +439,14 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             {
                 return busy("server busy: every worker is busy and the wait queue is full");
             }
-            let r = json_response(status, &v);
+            // Encoding a large answer is CPU work: off the runtime's threads.
+            let r = if takes_slot {
+                tokio::task::spawn_blocking(move || json_response(status, &v))
+                    .await
+                    .unwrap_or_else(|_| plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response"))
+            } else {
+                json_response(status, &v)
+            };
             // An answer that would take the bytes waiting for clients over
             // the global bound is dropped here, before it is queued.
             if takes_slot && st.queued.load(Ordering::SeqCst) + body_len(&r) > st.max_queued {

@@ -79,7 +79,7 @@ pub struct Server {
     config: Arc<Config>,
     registry: Registry,
     executor: Executor,
-    controls: Controls,
+    controls: Arc<Controls>,
     root_name: String,
     admission: Admission,
 }
@@ -104,7 +104,7 @@ impl Server {
             config,
             registry,
             executor,
-            controls,
+            controls: Arc::new(controls),
             root_name,
             admission,
         })
@@ -401,11 +401,28 @@ impl Server {
             }),
         };
         let (mut result, code) = match outcome {
-            Ok(Ok(out)) => (
-                self.controls
-                    .success(tool, render(&request, out, &self.root_name)),
-                None,
-            ),
+            Ok(Ok(out)) => {
+                // Rendering, redaction and scanning of a large answer are
+                // CPU work: off the runtime's threads, so that the transports
+                // keep answering control messages meanwhile.
+                let controls = Arc::clone(&self.controls);
+                let root = self.root_name.clone();
+                let req = request.clone();
+                let rendered = tokio::task::spawn_blocking(move || {
+                    controls.success(tool, render(&req, out, &root))
+                })
+                .await;
+                match rendered {
+                    Ok(r) => (r, None),
+                    Err(_) => {
+                        let failure = ToolFailure::WorkerFailed {
+                            why: "could not have its answer rendered",
+                        };
+                        let refusal = describe(&failure, path_arg, &self.root_name);
+                        (self.controls.failure(&refusal), Some(refusal.code))
+                    }
+                }
+            }
             Ok(Err(wire)) => {
                 let refusal = describe(&ToolFailure::Wire(wire), path_arg, &self.root_name);
                 let code = refusal.code;
@@ -453,7 +470,13 @@ impl Server {
         // The cap is on the answer as sent: escaping can make it several
         // times the size of the content it carries.
         let limit = self.config.server.max_answer_bytes;
-        let size = json_out::encoded_len(&result);
+        let (returned, size) = tokio::task::spawn_blocking(move || {
+            let size = json_out::encoded_len(&result);
+            (result, size)
+        })
+        .await
+        .unwrap_or_else(|_| (Map::new(), u64::MAX));
+        result = returned;
         if size > limit {
             tracing::warn!(tool = name, size, limit, "tool.answer_too_large");
             let refusal = describe(

@@ -19,6 +19,24 @@ use moat_protocol::response::{Response, SandboxReport, WorkerHello};
 use super::Outcome;
 use crate::error::ToolFailure;
 
+/// The nice value workers run at, above the broker's: tool work is
+/// CPU-bound and can use every core, while the broker must keep reading,
+/// answering control messages and probes, and draining answers. A worker's
+/// threads (the walk's) are created after this is set and inherit it.
+const WORKER_NICE: i32 = 5;
+
+/// Make a new worker yield the CPU to the broker (best effort: a failure
+/// leaves it at the broker's priority, which is only slower under load).
+fn lower_priority(child: &std::process::Child) {
+    let Ok(raw) = i32::try_from(child.id()) else {
+        return;
+    };
+    if let Some(pid) = rustix::process::Pid::from_raw(raw) {
+        let current = rustix::process::getpriority_process(None).unwrap_or(0);
+        let _ = rustix::process::setpriority_process(Some(pid), current + WORKER_NICE);
+    }
+}
+
 /// How long a new worker may take to confine itself and say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -106,6 +124,7 @@ impl Pool {
                     match start_worker(&config) {
                         Ok((child, stream, hello)) => {
                             failures = 0;
+                            lower_priority(&child);
                             let pool2 = Arc::clone(&pool);
                             handle.spawn(async move { pool2.adopt(child, stream, hello) });
                         }
