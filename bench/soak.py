@@ -595,9 +595,15 @@ class StdioProber:
         while not stop.is_set():
             n += 1
             rid = f"ping-{n}"
-            with self.lock:
-                self.pending[rid] = time.monotonic()
-            self.write((json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}) + "\n").encode())
+            line = (json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}) + "\n").encode()
+            # Timed from the moment the ping is in the pipe (an attack's own
+            # large write may hold the pipe before it: that is the client's
+            # side, not the broker's).
+            with self.wlock:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+                with self.lock:
+                    self.pending[rid] = time.monotonic()
             stop.wait(every)
 
 

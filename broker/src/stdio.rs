@@ -553,7 +553,10 @@ mod tests {
         assert_eq!(r.next_line().await.unwrap(), Line::Data(b"xyz".to_vec()));
         assert_eq!(r.next_line().await.unwrap(), Line::Eof);
         let mut r = LineReader::new(&input[..], 64).skipping_blank_lines();
-        assert_eq!(r.next_line().await.unwrap(), Line::Data(b"{\"a\":1}".to_vec()));
+        assert_eq!(
+            r.next_line().await.unwrap(),
+            Line::Data(b"{\"a\":1}".to_vec())
+        );
         assert_eq!(r.next_line().await.unwrap(), Line::Data(b"xyz".to_vec()));
         assert_eq!(r.next_line().await.unwrap(), Line::Eof);
     }

@@ -443,7 +443,9 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             let r = if takes_slot {
                 tokio::task::spawn_blocking(move || json_response(status, &v))
                     .await
-                    .unwrap_or_else(|_| plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response"))
+                    .unwrap_or_else(|_| {
+                        plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response")
+                    })
             } else {
                 json_response(status, &v)
             };
