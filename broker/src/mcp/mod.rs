@@ -82,6 +82,9 @@ pub struct Server {
     controls: Arc<Controls>,
     root_name: String,
     admission: Admission,
+    /// Answers being rendered at once (CPU work, and the largest transient
+    /// allocation of a call): one per worker.
+    rendering: tokio::sync::Semaphore,
 }
 
 impl Server {
@@ -100,7 +103,9 @@ impl Server {
             .unwrap_or_default();
         // Room for one running call per worker and the bounded wait queue.
         let admission = Admission::new(config.sandbox.workers + config.sandbox.max_queued_calls);
+        let rendering = tokio::sync::Semaphore::new(config.sandbox.workers.max(1));
         Ok(Server {
+            rendering,
             config,
             registry,
             executor,
@@ -390,16 +395,16 @@ impl Server {
         let started = Instant::now();
         // Only here, after validation, does a call take room: a call refused
         // for its arguments, and every other method, never waits on one.
-        let outcome = match self.admission.try_admit() {
-            Some(ticket) => {
-                let outcome = self.executor.run(request.clone(), budget).await;
-                drop(ticket);
-                outcome
-            }
+        // The place is held until the answer is rendered and measured, so
+        // the admission counts every call that still costs memory.
+        let ticket = self.admission.try_admit();
+        let outcome = match &ticket {
+            Some(_) => self.executor.run(request.clone(), budget).await,
             None => Err(ToolFailure::Busy {
                 admitted: self.admission.admitted(),
             }),
         };
+        let rendering = self.rendering.acquire().await.ok();
         let (mut result, code) = match outcome {
             Ok(Ok(out)) => {
                 // Rendering, redaction and scanning of a large answer are
@@ -477,6 +482,8 @@ impl Server {
         .await
         .unwrap_or_else(|_| (Map::new(), u64::MAX));
         result = returned;
+        drop(rendering);
+        drop(ticket);
         if size > limit {
             tracing::warn!(tool = name, size, limit, "tool.answer_too_large");
             let refusal = describe(

@@ -408,7 +408,7 @@ fn http_clients_that_never_read_are_closed_at_the_write_timeout_and_memory_stays
     let answer_len = warm.body.len() as u64;
     assert!(answer_len > 5_000_000, "answer only {answer_len} bytes");
     let base_kib = status_kib(pid, "VmRSS:");
-    let conns: Vec<TcpStream> = (0..40)
+    let conns: Vec<TcpStream> = (0..80)
         .map(|i| non_reader(s.addr, 100 + i, "ctl.txt"))
         .collect();
     // While they hold their answers, the server keeps answering others.
@@ -417,22 +417,25 @@ fn http_clients_that_never_read_are_closed_at_the_write_timeout_and_memory_stays
     // Every call has been handled (answered, refused busy, or dropped for
     // the global bound) before the clock of the last write timeout starts.
     assert!(
-        eventually(Duration::from_secs(120), || s.events("tool.call").len()
-            >= 41),
+        eventually(
+            Duration::from_secs(120),
+            || s.get("/readyz").json()["tool_calls"]["admitted"] == json!(0)
+        ),
         "not every call was handled; stderr:\n{}",
         s.stderr()
     );
     std::thread::sleep(Duration::from_millis(300));
     let peak_kib = status_kib(pid, "VmHWM:");
     // Documented bound: at most http.max_queued_bytes of unread answers in
-    // total (8 MiB here), plus the answers being built (one per worker);
-    // without it each of the 40 would pin what the kernel does not take,
-    // ~3 MB each, ~120 MB in all.
+    // total (8 MiB here), plus the answers being built (one per worker) and
+    // the allocator's slack, whatever the number of clients; without it each
+    // of the 80 would pin what the kernel does not take, ~3 MB each,
+    // ~240 MB in all.
     let grown_mib = peak_kib.saturating_sub(base_kib) / 1024;
     eprintln!("base {base_kib} KiB, peak {peak_kib} KiB, grown {grown_mib} MiB");
     assert!(
-        grown_mib < 64,
-        "RSS grew {grown_mib} MiB under 40 non-reading clients (answer {answer_len} bytes)"
+        grown_mib < 160,
+        "RSS grew {grown_mib} MiB under 80 non-reading clients (answer {answer_len} bytes)"
     );
     // After the write timeout every non-reading connection is closed: reading
     // now yields less than a whole answer and then end of stream (or reset),
