@@ -36,6 +36,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -482,6 +483,378 @@ def window(samples, lo, hi):
 # ---------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------
+# Attacks: hostile load while a prober measures ping latency on the same
+# transport. Each attack is bounded in count and time, 127.0.0.1 only.
+
+CTL_LINE = bytes([1, 2, 3, 4, 5, 6, 7, 14, 15, 16, 17, 18][i % 12] for i in range(240)) + b"\n"
+
+
+def pct(xs, p):
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def status_kib(pid, field):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def http_body(rid, method, params):
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+
+
+def raw_request(addr, token, body, length=None):
+    head = (f"POST /mcp HTTP/1.1\r\nHost: {addr[0]}:{addr[1]}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Length: {len(body) if length is None else length}\r\n\r\n")
+    return head.encode() + body
+
+
+class HttpProber:
+    """Legacy pings on one keep-alive connection every `every` seconds."""
+
+    def __init__(self, addr, token, every=0.02):
+        self.addr, self.token, self.every = addr, token, every
+        self.lat, self.errors, self.lock = [], 0, threading.Lock()
+
+    def take(self):
+        with self.lock:
+            lat, err = self.lat, self.errors
+            self.lat, self.errors = [], 0
+        return lat, err
+
+    def run(self, stop):
+        conn, n = None, 0
+        while not stop.is_set():
+            n += 1
+            t = time.monotonic()
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection(*self.addr, timeout=10)
+                conn.request("POST", "/mcp", body=http_body(n, "ping", {}), headers={
+                    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                    "Authorization": f"Bearer {self.token}"})
+                r = conn.getresponse()
+                r.read()
+                with self.lock:
+                    if r.status == 200:
+                        self.lat.append(time.monotonic() - t)
+                    else:
+                        self.errors += 1
+            except (OSError, http.client.HTTPException):
+                conn = None
+                with self.lock:
+                    self.errors += 1
+            stop.wait(self.every)
+
+
+class StdioProber:
+    """A stdio broker: pings written between the attack's own lines."""
+
+    def __init__(self, proc):
+        self.proc, self.wlock = proc, threading.Lock()
+        self.pending, self.lat, self.lock = {}, [], threading.Lock()
+        self.answers = Counter()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def write(self, data):
+        with self.wlock:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+
+    def read(self):
+        for line in self.proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            rid = msg.get("id")
+            with self.lock:
+                t = self.pending.pop(rid, None)
+                if t is not None:
+                    self.lat.append(time.monotonic() - t)
+                else:
+                    self.answers[outcome(msg)] += 1
+
+    def take(self):
+        with self.lock:
+            lat, self.lat = self.lat, []
+            return lat, len([1 for t in self.pending.values() if time.monotonic() - t > 10])
+
+    def run(self, stop, every=0.02):
+        n = 0
+        while not stop.is_set():
+            n += 1
+            rid = f"ping-{n}"
+            line = (json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}) + "\n").encode()
+            # Timed from the moment the ping is in the pipe (an attack's own
+            # large write may hold the pipe before it: that is the client's
+            # side, not the broker's).
+            with self.wlock:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+                with self.lock:
+                    self.pending[rid] = time.monotonic()
+            stop.wait(every)
+
+
+def http_ready(addr):
+    try:
+        c = http.client.HTTPConnection(*addr, timeout=5)
+        c.request("GET", "/readyz")
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, json.loads(body or b"{}")
+    except (OSError, ValueError, http.client.HTTPException):
+        return None, {}
+
+
+def recovery(check, limit=60.0):
+    """Seconds until `check()` holds (None if it never does within `limit`)."""
+    t = time.monotonic()
+    while time.monotonic() - t < limit:
+        if check():
+            return time.monotonic() - t
+        time.sleep(0.05)
+    return None
+
+
+def run_attacks(a, binary, ws, env, token):
+    """Each attack against a fresh broker with default limits (plus the
+    token), while a prober pings over the same transport. Prints, per attack:
+    ping p50/p99/max and failed pings during it, broker RSS (and per attacking
+    connection where that applies), and the recovery time: from the end of the
+    attack until a ping answers within 50 ms and /readyz is 200 again."""
+    os.makedirs(os.path.join(ws, "attack"), exist_ok=True)
+    with open(os.path.join(ws, "attack", "ctl.txt"), "wb") as f:
+        f.write(CTL_LINE * (950_000 // len(CTL_LINE)))
+    base_env = {k: v for k, v in env.items()
+                if not k.startswith(("MOAT_SANDBOX__TOOL_TIMEOUT", "MOAT_HTTP__MAX_", "MOAT_SANDBOX__WORKERS"))}
+    base_env["MOAT_SANDBOX__WORKERS"] = str(a.workers)
+    http_env = dict(base_env, MOAT_OBSERVABILITY__LOG_LEVEL="info")
+    results = []
+    ok = True
+
+    def report(name, lat, failed, extra):
+        nonlocal ok
+        p99 = pct(lat, 99) * 1000
+        good = failed == 0 and lat and p99 < 50
+        ok &= bool(good)
+        line = (f"  [{'PASS' if good else 'FAIL'}] {name:34} ping n={len(lat):4} p50 {pct(lat, 50) * 1000:6.1f} ms  "
+                f"p99 {p99:6.1f} ms  max {max(lat or [0]) * 1000:7.1f} ms  failed {failed}  {extra}")
+        print(line, flush=True)
+        results.append(line)
+
+    def fresh_http(tag):
+        log = os.path.join(a.dir, f"attack-{tag}.log")
+        proc, fh = start_broker(binary, ws, http_env, "http", log)
+        addr = http_addr(log, proc)
+        return proc, fh, addr
+
+    def stop_http(proc, fh):
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        fh.close()
+
+    def probe_while(prober, seconds, during=None):
+        stop = threading.Event()
+        th = threading.Thread(target=prober.run, args=(stop,), daemon=True)
+        prober.take()
+        th.start()
+        peak = 0
+        t = time.monotonic()
+        while time.monotonic() - t < seconds:
+            if during:
+                peak = max(peak, during() or 0)
+            time.sleep(0.1)
+        stop.set()
+        th.join(timeout=15)
+        return prober.take(), peak
+
+    def ping_fast(addr):
+        t = time.monotonic()
+        try:
+            c = http.client.HTTPConnection(*addr, timeout=5)
+            c.request("POST", "/mcp", body=http_body(1, "ping", {}), headers={
+                "Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+            r = c.getresponse()
+            r.read()
+            c.close()
+            return r.status == 200 and time.monotonic() - t < 0.05
+        except (OSError, http.client.HTTPException):
+            return False
+
+    print("\nattacks (each on a fresh broker, default limits; ping goal: p99 < 50 ms)", flush=True)
+
+    # 1. Clients that send a request and never read the answer.
+    n = a.attack_clients
+    proc, fh, addr = fresh_http("nonreading")
+    time.sleep(1.0)
+    base = rss_kib(proc.pid)
+    body = http_body(1, "tools/call", {"name": "read_file", "arguments": {"path": "attack/ctl.txt"}})
+    socks = []
+    for i in range(n):
+        s = socket_small_rcvbuf()
+        try:
+            s.connect(addr)
+            s.sendall(raw_request(addr, token, body))
+            socks.append(s)
+        except OSError:
+            s.close()
+    (lat, failed), peak = probe_while(HttpProber(addr, token), a.attack_seconds, lambda: rss_kib(proc.pid))
+    hwm = status_kib(proc.pid, "VmHWM:") or 0
+    for s in socks:
+        s.close()
+    t_end = time.monotonic()
+    rec = recovery(lambda: ping_fast(addr) and http_ready(addr)[0] == 200)
+    after = rss_kib(proc.pid)
+    per = (max(peak, hwm) - base) / max(1, len(socks))
+    report(f"http: {len(socks)} non-reading clients", lat, failed,
+           f"RSS base {base / 1024:.1f} MiB, peak {max(peak, hwm) / 1024:.1f} MiB "
+           f"({per:.0f} KiB per connection), after {after / 1024:.1f} MiB; "
+           f"recovery {fmt_s(rec)}")
+    stop_http(proc, fh)
+
+    # 2. Stalled request bodies.
+    proc, fh, addr = fresh_http("stalled")
+    time.sleep(1.0)
+    socks = []
+    for i in range(a.attack_clients * 2):
+        s = socket.create_connection(addr)
+        s.sendall(raw_request(addr, token, b'{"jsonrpc"', length=1000))
+        socks.append(s)
+    (lat, failed), _ = probe_while(HttpProber(addr, token), a.attack_seconds)
+    st, _ = http_ready(addr)
+    call_ok = http_call_ok(addr, token)
+    for s in socks:
+        s.close()
+    rec = recovery(lambda: ping_fast(addr) and http_ready(addr)[0] == 200)
+    report(f"http: {len(socks)} stalled bodies", lat, failed,
+           f"/readyz during {st}, a tools/call during: {'answered' if call_ok else 'NOT answered'}; "
+           f"recovery {fmt_s(rec)}")
+    ok &= call_ok
+    stop_http(proc, fh)
+
+    # 3. Slot-filling slow calls over HTTP (heavy searches past every slot
+    #    and the wait queue).
+    proc, fh, addr = fresh_http("slots")
+    time.sleep(1.0)
+    heavy = http_body(1, "tools/call", {"name": "search_code", "arguments": {
+        "pattern": r"(?i)\b\w{9}\b\s+\b\w{9}\b", "path": "big", "regex": True,
+        "max_results": 500, "respect_gitignore": False}})
+    statuses = Counter()
+    slow_stop = threading.Event()
+
+    def slow_client():
+        while not slow_stop.is_set():
+            try:
+                c = http.client.HTTPConnection(*addr, timeout=120)
+                c.request("POST", "/mcp", body=heavy, headers={
+                    "Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+                r = c.getresponse()
+                r.read()
+                statuses[r.status] += 1
+                c.close()
+                if r.status == 503:
+                    slow_stop.wait(0.2)
+            except (OSError, http.client.HTTPException):
+                statuses["error"] += 1
+    slow = [threading.Thread(target=slow_client, daemon=True) for _ in range(a.attack_clients)]
+    for th in slow:
+        th.start()
+    time.sleep(1.0)
+    saturated = Counter()
+    (lat, failed), _ = probe_while(HttpProber(addr, token), a.attack_seconds,
+                                   lambda: saturated.update([http_ready(addr)[0]]) and 0)
+    slow_stop.set()
+    rec = recovery(lambda: ping_fast(addr) and http_ready(addr)[0] == 200, limit=120)
+    report(f"http: {len(slow)} clients of slow calls", lat, failed,
+           f"call statuses {dict(statuses)}, /readyz during {dict(saturated)}; recovery {fmt_s(rec)}")
+    for th in slow:
+        th.join(timeout=1)
+    stop_http(proc, fh)
+
+    # 4. stdio: every slot (and the queue) filled with slow calls.
+    sproc, sfh = start_broker(binary, ws, base_env, "stdio", os.path.join(a.dir, "attack-stdio.log"))
+    sp = StdioProber(sproc)
+    sp.pending["init"] = time.monotonic()
+    sp.write((json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "moat-soak", "version": "0"}}}) + "\n").encode())
+    time.sleep(1.0)
+    for i in range(a.attack_clients):
+        sp.write((json.dumps({"jsonrpc": "2.0", "id": f"heavy-{i}", "method": "tools/call",
+                              "params": json.loads(heavy)["params"]}) + "\n").encode())
+    (lat, failed), _ = probe_while(sp, a.attack_seconds)
+    report(f"stdio: {a.attack_clients} slow calls at once", lat, failed,
+           f"call outcomes so far {dict(sp.answers)}")
+
+    # 5. stdio: a flood of blank lines between the pings.
+    stop = threading.Event()
+    flood = b"\n" * (1 << 20)
+    sent = [0]
+
+    def flooder():
+        while not stop.is_set() and sent[0] < a.blank_mib:
+            sp.write(flood)
+            sent[0] += 1
+    th = threading.Thread(target=flooder, daemon=True)
+    th.start()
+    (lat, failed), _ = probe_while(sp, a.attack_seconds)
+    stop.set()
+    th.join(timeout=30)
+    report(f"stdio: {sent[0]} MiB of blank lines", lat, failed, "")
+    sproc.stdin.close()
+    try:
+        sproc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        sproc.kill()
+        sproc.wait()
+    sfh.close()
+    print(f"\nattacks: {'PASS' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
+def fmt_s(x):
+    return "never (within the limit)" if x is None else f"{x:.2f} s"
+
+
+def socket_small_rcvbuf():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Fixed before connecting: the kernel cannot take the answer off the
+    # broker's hands into a large receive buffer.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    return s
+
+
+def http_call_ok(addr, token):
+    try:
+        c = http.client.HTTPConnection(*addr, timeout=10)
+        c.request("POST", "/mcp", body=http_body(1, "tools/call", {"name": "read_file", "arguments": {"path": "README.md"}}),
+                  headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--moat", required=True)
@@ -498,6 +871,12 @@ def main():
     ap.add_argument("--fd-slack", type=int, default=2)
     ap.add_argument("--rss-slack-percent", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--attacks", choices=("after", "only", "none"), default="after",
+                    help="the hostile-load phase: after the soak (default), instead of it, or not at all")
+    ap.add_argument("--attack-seconds", type=float, default=10.0, help="how long each attack is held")
+    ap.add_argument("--attack-clients", type=int, default=100,
+                    help="non-reading clients and slow-call clients (stalled bodies: twice this)")
+    ap.add_argument("--blank-mib", type=int, default=64, help="MiB of blank lines in the stdio flood")
     a = ap.parse_args()
 
     seed = a.seed if a.seed is not None else random.randrange(1 << 32)
@@ -510,6 +889,15 @@ def main():
           f"({a.big_files} x {a.big_kib} KiB in big/); seed {seed}", flush=True)
 
     token = "soak-" + os.urandom(16).hex()
+    if a.attacks == "only":
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": a.dir,
+            "MOAT_HTTP__PORT": "0",
+            "MOAT_HTTP__BEARER_TOKEN": token,
+            "MOAT_OBSERVABILITY__LOG_LEVEL": "warning",
+        }
+        return 0 if run_attacks(a, binary, ws, env, token) else 1
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": a.dir,
@@ -687,6 +1075,8 @@ def main():
                                       f"before it, {len(seen_alive[name])} after)")
     verdict(not left, f"no moat process left at all ({left})")
     print(f"\nsoak: {'PASS' if ok else 'FAIL'}")
+    if a.attacks == "after":
+        ok &= run_attacks(a, binary, ws, env, token)
     return 0 if ok else 1
 
 

@@ -240,6 +240,7 @@ pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, Strin
                 size: config.sandbox.workers,
                 init,
                 inherit_stderr,
+                queue_timeout: std::time::Duration::from_millis(config.sandbox.queue_timeout_ms),
             })
             .map_err(|e| format!("cannot start the worker pool: {e}"))?;
             Ok(Executor::Pool(pool))

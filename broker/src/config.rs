@@ -88,6 +88,9 @@ pub struct ServerConfig {
     pub instructions: String,
     /// `ttlMs` of discovery and `tools/list`.
     pub discovery_ttl_ms: u64,
+    /// Largest tool answer, in bytes as sent (after JSON escaping); a larger
+    /// one is replaced by an `answer_too_large` tool error.
+    pub max_answer_bytes: u64,
 }
 
 /// `[sandbox]`.
@@ -111,6 +114,12 @@ pub struct SandboxConfig {
     pub allow_hard_links: bool,
     /// Accept `in-process` in production (explicit opt-out of OS confinement).
     pub allow_in_process_in_production: bool,
+    /// Tool calls that may wait for a worker beyond those running; past
+    /// them a call is answered `busy` at once.
+    pub max_queued_calls: usize,
+    /// Longest a tool call waits for a worker before it is answered
+    /// `not_started`, in milliseconds (not part of its own deadline).
+    pub queue_timeout_ms: u64,
 }
 
 /// `[security]`.
@@ -148,6 +157,12 @@ pub struct HttpConfig {
     pub header_timeout_ms: u64,
     /// Time allowed to send a request body, in milliseconds.
     pub body_timeout_ms: u64,
+    /// Time allowed for a client to take an answer once the broker's writes
+    /// to it block, in milliseconds; past it the connection is closed.
+    pub write_timeout_ms: u64,
+    /// Answer bytes waiting to be taken by clients, over all connections;
+    /// past it a new tool call is refused `503` before it runs.
+    pub max_queued_bytes: u64,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -170,6 +185,8 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("header_timeout_ms", &self.header_timeout_ms)
             .field("body_timeout_ms", &self.body_timeout_ms)
+            .field("write_timeout_ms", &self.write_timeout_ms)
+            .field("max_queued_bytes", &self.max_queued_bytes)
             .finish()
     }
 }
@@ -258,6 +275,7 @@ const FIELDS: &[(&str, &str, Kind)] = &[
     ("server", "title", Kind::Str),
     ("server", "instructions", Kind::Str),
     ("server", "discovery_ttl_ms", Kind::Int),
+    ("server", "max_answer_bytes", Kind::Int),
     ("sandbox", "workspace", Kind::Str),
     ("sandbox", "max_file_bytes", Kind::Int),
     ("sandbox", "max_read_lines", Kind::Int),
@@ -273,6 +291,8 @@ const FIELDS: &[(&str, &str, Kind)] = &[
     ("sandbox", "workers", Kind::Int),
     ("sandbox", "allow_hard_links", Kind::Bool),
     ("sandbox", "allow_in_process_in_production", Kind::Bool),
+    ("sandbox", "max_queued_calls", Kind::Int),
+    ("sandbox", "queue_timeout_ms", Kind::Int),
     ("security", "redact_secrets", Kind::Bool),
     ("security", "scan_untrusted_content", Kind::Bool),
     ("http", "host", Kind::Str),
@@ -285,6 +305,8 @@ const FIELDS: &[(&str, &str, Kind)] = &[
     ("http", "max_in_flight", Kind::Int),
     ("http", "header_timeout_ms", Kind::Int),
     ("http", "body_timeout_ms", Kind::Int),
+    ("http", "write_timeout_ms", Kind::Int),
+    ("http", "max_queued_bytes", Kind::Int),
     ("observability", "log_level", Kind::Str),
     ("observability", "log_json", Kind::Bool),
     ("observability", "log_tool_arguments", Kind::Bool),
@@ -322,6 +344,7 @@ struct RawServer {
     title: Option<String>,
     instructions: Option<String>,
     discovery_ttl_ms: Option<u64>,
+    max_answer_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -342,6 +365,8 @@ struct RawSandbox {
     workers: Option<u64>,
     allow_hard_links: Option<bool>,
     allow_in_process_in_production: Option<bool>,
+    max_queued_calls: Option<u64>,
+    queue_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -364,6 +389,8 @@ struct RawHttp {
     max_in_flight: Option<u64>,
     header_timeout_ms: Option<u64>,
     body_timeout_ms: Option<u64>,
+    write_timeout_ms: Option<u64>,
+    max_queued_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -632,6 +659,13 @@ fn validate(
             0,
             86_400_000,
         )?,
+        max_answer_bytes: bounded(
+            "server.max_answer_bytes",
+            s.max_answer_bytes,
+            limits::MAX_ANSWER_BYTES_DEFAULT,
+            limits::MAX_ANSWER_BYTES_MIN,
+            limits::MAX_ANSWER_BYTES_MAX,
+        )?,
     };
 
     let sb = raw.sandbox;
@@ -754,6 +788,21 @@ fn validate(
         workers,
         allow_hard_links: sb.allow_hard_links.unwrap_or(false),
         allow_in_process_in_production: sb.allow_in_process_in_production.unwrap_or(false),
+        max_queued_calls: usize::try_from(bounded(
+            "sandbox.max_queued_calls",
+            sb.max_queued_calls,
+            limits::MAX_QUEUED_CALLS_DEFAULT,
+            0,
+            limits::MAX_QUEUED_CALLS_MAX,
+        )?)
+        .unwrap_or(0),
+        queue_timeout_ms: bounded(
+            "sandbox.queue_timeout_ms",
+            sb.queue_timeout_ms,
+            limits::QUEUE_TIMEOUT_MS_DEFAULT,
+            100,
+            300_000,
+        )?,
     };
 
     let security = SecurityConfig {
@@ -810,6 +859,20 @@ fn validate(
             30_000,
             100,
             300_000,
+        )?,
+        write_timeout_ms: bounded(
+            "http.write_timeout_ms",
+            h.write_timeout_ms,
+            limits::WRITE_TIMEOUT_MS_DEFAULT,
+            100,
+            300_000,
+        )?,
+        max_queued_bytes: bounded(
+            "http.max_queued_bytes",
+            h.max_queued_bytes,
+            limits::MAX_QUEUED_BYTES_DEFAULT,
+            1_048_576,
+            1 << 34,
         )?,
     };
 

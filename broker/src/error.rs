@@ -31,6 +31,24 @@ pub enum ToolFailure {
     },
     /// No worker could be started.
     Unavailable,
+    /// The call waited for a worker and never got one: it did not run.
+    NotStarted {
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// The server had no room for the call (every worker busy and the wait
+    /// queue full): refused at once, it did not run.
+    Busy {
+        /// Calls admitted at the time (running or waiting).
+        admitted: usize,
+    },
+    /// The answer, as it would be sent, is over `server.max_answer_bytes`.
+    AnswerTooLarge {
+        /// Its size in bytes as it would be sent.
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
 }
 
 /// A refusal as the client sees it.
@@ -80,6 +98,28 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
             format!("the sandboxed worker handling this call {why}; it has been replaced."),
             "Retry the call; if it fails again the request itself may be triggering the failure."
                 .into(),
+        ),
+        ToolFailure::NotStarted { waited } => r(
+            "not_started",
+            format!(
+                "the call did not run: no sandboxed worker became free within {}.",
+                secs(*waited)
+            ),
+            "The server is busy; retry the same call in a moment.".into(),
+        ),
+        ToolFailure::Busy { admitted } => r(
+            "busy",
+            format!(
+                "the call did not run: the server is at capacity ({admitted} calls running or waiting for a worker)."
+            ),
+            "Retry the same call in a moment.".into(),
+        ),
+        ToolFailure::AnswerTooLarge { size, limit } => r(
+            "answer_too_large",
+            format!(
+                "the answer would be {size} bytes as sent, over this server's {limit}-byte answer limit (server.max_answer_bytes)."
+            ),
+            "Ask for less: a line range with read_file, a narrower path or file_glob, or fewer results.".into(),
         ),
         ToolFailure::Unavailable => r(
             "worker_failed",

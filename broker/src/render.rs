@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
-use moat_protocol::response::{Declares, DirEntry, EntryKind, SymbolMethod, ToolOutput};
+use moat_protocol::response::{
+    Declares, DirEntry, EntryKind, SkipReasons, SymbolMethod, ToolOutput,
+};
 
 use crate::fence::escape_for_prose;
 use crate::redact::drop_cut_tail;
@@ -52,6 +54,56 @@ fn display(rel: &str, root: &str) -> String {
 
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The notes for files a walking tool skipped: nothing it met goes
+/// uncounted, and the reason is given.
+fn skipped_notes(r: &SkipReasons, n: &mut Vec<String>) {
+    let content = r.binary + r.too_large + r.hard_link;
+    if content > 0 {
+        n.push(format!(
+            "{} skipped as binary or oversized",
+            plural(content, "file", "files")
+        ));
+    }
+    let unexamined = r.path_too_long + r.unreadable + r.vanished + r.name_not_utf8;
+    if unexamined > 0 {
+        let why: Vec<String> = [
+            (r.path_too_long, "path too long"),
+            (r.unreadable, "unreadable"),
+            (r.vanished, "gone when opened"),
+            (r.name_not_utf8, "name not UTF-8"),
+        ]
+        .iter()
+        .filter(|(c, _)| *c > 0)
+        .map(|(c, w)| format!("{c} {w}"))
+        .collect();
+        n.push(format!(
+            "{} could not be examined and {} skipped ({})",
+            plural(unexamined, "entry", "entries"),
+            if unexamined == 1 { "was" } else { "were" },
+            why.join(", ")
+        ));
+    }
+}
+
+/// The non-zero skip counts, by reason.
+fn skipped_json(r: &SkipReasons) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in [
+        ("path_too_long", r.path_too_long),
+        ("unreadable", r.unreadable),
+        ("vanished", r.vanished),
+        ("name_not_utf8", r.name_not_utf8),
+        ("binary", r.binary),
+        ("too_large", r.too_large),
+        ("hard_link", r.hard_link),
+    ] {
+        if v > 0 {
+            m.insert(k.into(), Value::from(v));
+        }
+    }
+    Value::Object(m)
 }
 
 fn notes(summary: &mut String, notes: &[String]) {
@@ -171,12 +223,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             if o.timed_out {
                 n.push("stopped at the time budget".to_owned());
             }
-            if o.files_skipped > 0 {
-                n.push(format!(
-                    "{} skipped as binary or oversized",
-                    plural(o.files_skipped, "file", "files")
-                ));
-            }
+            skipped_notes(&o.skipped_reasons, &mut n);
             notes(&mut summary, &n);
             let mut body = String::new();
             let mut matches = Vec::with_capacity(o.matches.len());
@@ -203,6 +250,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 structured: obj(json!({
                     "pattern": pattern, "regex": regex, "path": o.path, "matches": matches,
                     "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
+                    "skipped_reasons": skipped_json(&o.skipped_reasons),
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
@@ -242,6 +290,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             if o.truncated {
                 n.push(format!("stopped at {} definitions", o.definitions.len()));
             }
+            skipped_notes(&o.skipped_reasons, &mut n);
             if o.timed_out {
                 n.push("stopped at the time budget".to_owned());
             }
@@ -274,6 +323,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
                     "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
                     "unparseable_files": o.unparseable_files, "files_scanned": o.files_scanned,
+                    "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),

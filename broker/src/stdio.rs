@@ -7,8 +7,16 @@
 //!   line ever being held in memory.
 //! * Invalid UTF-8 or JSON: `-32700`; nesting deeper than serde_json's 128
 //!   levels is a parse error too.
-//! * Up to [`MAX_IN_FLIGHT`] requests run at once and are answered as they
-//!   finish; reading pauses while all slots are busy (back-pressure).
+//! * Reading never waits for a tool slot. `tools/call` (and `resources/read`)
+//!   run concurrently off the reader, as many as the admission
+//!   ([`crate::supervisor::admission`]) has room for, the rest in arrival
+//!   order, and are answered as they finish. Every other message
+//!   (`initialize`, `ping`, `tools/list`, notifications such as
+//!   `notifications/cancelled`) is answered by the reader itself, in order,
+//!   however busy the tool slots are. The reader pauses only when stdout is
+//!   not being drained, or when the tool-call lines it has read and not yet
+//!   finished reach 16 MiB (back-pressure on tool calls only).
+//! * Line framing is linear in the input (see [`LineReader`]).
 //! * On end of input, in-flight requests finish and are answered, every
 //!   worker is killed and reaped, and the process exits 0.
 //! * stdin and stdout are served by one thread each, with blocking reads and
@@ -25,13 +33,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
 use crate::mcp::{Server, Session, TransportInfo};
 
-/// Requests handled at once.
+/// Answers (lines) queued for the stdout thread is twice this.
 pub const MAX_IN_FLIGHT: usize = 8;
 
 /// One unit from the line reader.
@@ -46,14 +54,25 @@ pub enum Line {
 }
 
 /// A newline splitter with a hard cap on line length.
+///
+/// Framing is linear in the input: a consumed line only moves a start index
+/// forward, and the unconsumed rest of the buffer is moved to the front once
+/// per read from the source, never once per line (removing each line from
+/// the front would copy the rest of the buffer per line: quadratic in a
+/// read full of short or blank lines).
 #[derive(Debug)]
 pub struct LineReader<R> {
     inner: R,
     buf: Vec<u8>,
+    /// Where the first unconsumed byte is.
+    start: usize,
+    /// Bytes from `start` up to here hold no newline.
     scanned: usize,
     cap: usize,
     discarding: bool,
     eof: bool,
+    moved: u64,
+    skip_blank: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -62,57 +81,102 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         LineReader {
             inner,
             buf: Vec::with_capacity(64 * 1024),
+            start: 0,
             scanned: 0,
             cap,
             discarding: false,
             eof: false,
+            moved: 0,
+            skip_blank: false,
         }
+    }
+
+    /// Pass over blank lines (`\n`, `\r\n`) without returning them: a run
+    /// of them is consumed in one tight pass rather than one line at a time.
+    #[must_use]
+    pub fn skipping_blank_lines(mut self) -> Self {
+        self.skip_blank = true;
+        self
+    }
+
+    /// Bytes moved inside the buffer so far by compaction (lines handed out
+    /// are not counted): at most the input's length, whatever its lines.
+    #[must_use]
+    pub fn bytes_moved(&self) -> u64 {
+        self.moved
+    }
+
+    fn reset(&mut self) {
+        self.buf.clear();
+        self.start = 0;
+        self.scanned = 0;
     }
 
     /// The next line, a too-long marker, or end of input.
     pub async fn next_line(&mut self) -> std::io::Result<Line> {
         loop {
+            if self.skip_blank && !self.discarding && self.scanned == self.start {
+                // At the start of a line: line ends and carriage returns
+                // there only make blank lines (or lead a line, where JSON
+                // ignores them as whitespace).
+                let run = self.buf[self.start..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'\n' | b'\r'))
+                    .count();
+                self.start += run;
+                self.scanned = self.start;
+            }
             if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + pos;
-                let mut line: Vec<u8> = self.buf.drain(..=end).collect();
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                self.scanned = 0;
+                let begin = self.start;
+                self.start = end + 1;
+                self.scanned = self.start;
                 if self.discarding {
                     self.discarding = false;
                     continue;
                 }
+                let mut line = &self.buf[begin..end];
+                if let [rest @ .., b'\r'] = line {
+                    line = rest;
+                }
                 if line.len() > self.cap {
                     return Ok(Line::TooLong);
                 }
-                return Ok(Line::Data(line));
+                return Ok(Line::Data(line.to_vec()));
             }
             self.scanned = self.buf.len();
             // A trailing `\r` may be the start of the line's `\r\n`, which is
             // not counted: a line that fits must not be refused because the
             // read ended between the two.
-            let pending = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+            let held = self.buf.len() - self.start;
+            let pending = held - usize::from(held > 0 && self.buf.last() == Some(&b'\r'));
             if self.discarding {
-                self.buf.clear();
-                self.scanned = 0;
+                self.reset();
             } else if pending > self.cap {
-                self.buf.clear();
-                self.scanned = 0;
+                self.reset();
                 self.discarding = true;
                 return Ok(Line::TooLong);
             }
             if self.eof {
-                if self.buf.is_empty() || self.discarding {
+                if self.buf.len() == self.start || self.discarding {
                     return Ok(Line::Eof);
                 }
-                let line = std::mem::take(&mut self.buf);
-                self.scanned = 0;
+                let line = self.buf[self.start..].to_vec();
+                self.reset();
                 if line.len() > self.cap {
                     return Ok(Line::TooLong);
                 }
                 return Ok(Line::Data(line));
+            }
+            // Compact once per read: the unconsumed rest (no newline in it,
+            // under the cap) moves to the front.
+            if self.start > 0 {
+                let rest = self.buf.len() - self.start;
+                self.moved += rest as u64;
+                self.buf.copy_within(self.start.., 0);
+                self.buf.truncate(rest);
+                self.scanned -= self.start;
+                self.start = 0;
             }
             // Read straight into the buffer's spare capacity: no zeroed
             // scratch array per read, no copy. The buffer stays bounded: a
@@ -229,6 +293,18 @@ fn start_writer(mut rx: mpsc::Receiver<Vec<u8>>) -> std::io::Result<std::thread:
         })
 }
 
+/// Whether a message takes a place among the admitted tool calls (and so is
+/// run off the reader, concurrently with other calls). Everything else is
+/// answered by the reader itself, in order, at once.
+fn takes_a_slot(msg: &jsonrpc::Message) -> bool {
+    !msg.is_notification() && matches!(msg.method.as_str(), "tools/call" | "resources/read")
+}
+
+/// Bytes of tool-call lines read but not yet finished. Past it the reader
+/// stops reading (back-pressure, on tool calls only: the client has this
+/// much work outstanding already).
+const MAX_PENDING_CALL_BYTES: usize = 16 << 20;
+
 /// Serve MCP on stdin/stdout until end of input. Returns the exit code.
 pub async fn serve(server: Arc<Server>) -> i32 {
     let cap = usize::try_from(server.config().http.max_request_bytes).unwrap_or(1 << 20);
@@ -244,11 +320,21 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     tracing::info!(workspace = %server.config().sandbox.workspace.display(), mode = server.config().sandbox.mode.as_str(), tools = server.registry().len(), "stdio.started");
 
     let session = Arc::new(Session::default());
-    let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
-    let mut reader = LineReader::new(stdin, cap);
-    let mut tasks = JoinSet::new();
+    // Tool calls go to the dispatcher, which runs as many at once as the
+    // admission has room for (so a pipelining client's calls wait their
+    // turn here rather than being refused), and the rest in arrival order.
+    // What they may hold in memory meanwhile is bounded in bytes.
+    let pending_bytes = Arc::new(Semaphore::new(MAX_PENDING_CALL_BYTES));
+    let (calls_tx, calls_rx) =
+        mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit)>();
+    let dispatcher = tokio::spawn(dispatch(
+        Arc::clone(&server),
+        Arc::clone(&session),
+        calls_rx,
+        tx.clone(),
+    ));
+    let mut reader = LineReader::new(stdin, cap).skipping_blank_lines();
     loop {
-        while tasks.try_join_next().is_some() {}
         let line = match reader.next_line().await {
             Ok(Line::Data(l)) => l,
             Ok(Line::TooLong) => {
@@ -272,33 +358,65 @@ pub async fn serve(server: Arc<Server>) -> i32 {
                 continue;
             }
         };
-        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
-            break;
-        };
-        if msg.method == "initialize" {
-            // Handled in order, so the era is settled before the next line.
+        if !takes_a_slot(&msg) {
+            // initialize, ping, tools/list, server/discover, notifications
+            // (cancellations among them), errors: answered here, in order,
+            // never behind a tool call. None of them waits on anything a
+            // tool call holds.
             if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
                 let _ = tx.send(jsonrpc::encode(&v)).await;
             }
-            drop(permit);
             continue;
         }
-        let server = Arc::clone(&server);
-        let session = Arc::clone(&session);
-        let tx = tx.clone();
-        tasks.spawn(async move {
-            if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
-                let _ = tx.send(jsonrpc::encode(&v)).await;
-            }
-            drop(permit);
-        });
+        let weight = u32::try_from(line.len().clamp(1, MAX_PENDING_CALL_BYTES)).unwrap_or(u32::MAX);
+        let Ok(held) = Arc::clone(&pending_bytes).acquire_many_owned(weight).await else {
+            break;
+        };
+        if calls_tx.send((msg, held)).is_err() {
+            break;
+        }
     }
-    while tasks.join_next().await.is_some() {}
+    drop(calls_tx);
+    let _ = dispatcher.await;
     drop(tx);
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     server.executor().shutdown().await;
     tracing::info!("stdio.closed");
     0
+}
+
+/// Run tool calls as the admission has room, in arrival order; at end of
+/// input, finish every one and answer it.
+async fn dispatch(
+    server: Arc<Server>,
+    session: Arc<Session>,
+    mut calls: mpsc::UnboundedReceiver<(jsonrpc::Message, OwnedSemaphorePermit)>,
+    tx: mpsc::Sender<Vec<u8>>,
+) {
+    let slots = Arc::new(Semaphore::new(server.admission().capacity()));
+    let mut tasks = JoinSet::new();
+    while let Some((msg, held)) = calls.recv().await {
+        while tasks.try_join_next().is_some() {}
+        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+            break;
+        };
+        let server = Arc::clone(&server);
+        let session = Arc::clone(&session);
+        let tx = tx.clone();
+        tasks.spawn(async move {
+            if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
+                // Encoding a large answer is CPU work: off the (single)
+                // runtime thread, which also reads and answers control
+                // messages.
+                if let Ok(line) = tokio::task::spawn_blocking(move || jsonrpc::encode(&v)).await {
+                    let _ = tx.send(line).await;
+                }
+            }
+            drop(slot);
+            drop(held);
+        });
+    }
+    while tasks.join_next().await.is_some() {}
 }
 
 #[cfg(test)]
@@ -368,5 +486,78 @@ mod tests {
                 "{chunks:?}"
             );
         }
+    }
+
+    #[test]
+    fn framing_moves_each_byte_at_most_once_however_many_lines() {
+        // 4 MiB of blank lines, read 64 KiB at a time: removing each line
+        // from the front of the buffer would move ~(4 MiB)^2 / 2 bytes in
+        // all; compacting once per read moves at most the input.
+        use std::pin::pin;
+        use std::task::{Context, Waker};
+        struct Chunks<'a>(&'a [u8]);
+        impl AsyncRead for Chunks<'_> {
+            fn poll_read(
+                mut self: Pin<&mut Self>,
+                _cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<std::io::Result<()>> {
+                let n = buf.remaining().min(self.0.len()).min(READ_CHUNK);
+                buf.put_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Poll::Ready(Ok(()))
+            }
+        }
+        let mut input = vec![b'\n'; 4 << 20];
+        input.extend_from_slice(b"{\"tail\":1}");
+        let mut r = LineReader::new(Chunks(&input), 1 << 20);
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut blank = 0usize;
+        loop {
+            let mut next = pin!(r.next_line());
+            let Poll::Ready(line) = next.as_mut().poll(&mut cx) else {
+                panic!("pending")
+            };
+            match line.unwrap() {
+                Line::Data(l) if l.is_empty() => blank += 1,
+                Line::Data(l) => assert_eq!(l, b"{\"tail\":1}"),
+                Line::TooLong => panic!("too long"),
+                Line::Eof => break,
+            }
+        }
+        assert_eq!(blank, 4 << 20);
+        assert!(
+            r.bytes_moved() <= input.len() as u64,
+            "moved {} bytes for {} of input",
+            r.bytes_moved(),
+            input.len()
+        );
+        // A long line split over many reads is moved once per read at most.
+        let mut input = vec![b'x'; 900_000];
+        input.push(b'\n');
+        let mut r = LineReader::new(Chunks(&input), 1 << 20);
+        let mut next = pin!(r.next_line());
+        let Poll::Ready(line) = next.as_mut().poll(&mut cx) else {
+            panic!("pending")
+        };
+        assert_eq!(line.unwrap(), Line::Data(vec![b'x'; 900_000]));
+    }
+
+    #[tokio::test]
+    async fn skipping_blank_lines_passes_over_them_and_keeps_the_rest() {
+        let mut input = b"\n\r\n\n{\"a\":1}\r\n\n\n".to_vec();
+        input.extend_from_slice(&vec![b'\n'; 1 << 20]);
+        input.extend_from_slice(b"xyz\n\n");
+        let mut r = LineReader::new(&input[..], 4).skipping_blank_lines();
+        assert_eq!(r.next_line().await.unwrap(), Line::TooLong);
+        assert_eq!(r.next_line().await.unwrap(), Line::Data(b"xyz".to_vec()));
+        assert_eq!(r.next_line().await.unwrap(), Line::Eof);
+        let mut r = LineReader::new(&input[..], 64).skipping_blank_lines();
+        assert_eq!(
+            r.next_line().await.unwrap(),
+            Line::Data(b"{\"a\":1}".to_vec())
+        );
+        assert_eq!(r.next_line().await.unwrap(), Line::Data(b"xyz".to_vec()));
+        assert_eq!(r.next_line().await.unwrap(), Line::Eof);
     }
 }

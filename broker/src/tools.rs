@@ -245,6 +245,7 @@ impl Tool {
                     "properties": {"path": string, "line": int, "text": string, "before": strings, "after": strings}
                 }},
                 "match_count": int, "files_scanned": int, "files_skipped": int,
+                "skipped_reasons": skipped_reasons_schema(),
                 "truncated": boolean, "timed_out": boolean
             }),
             Tool::FindSymbol => json!({
@@ -260,7 +261,8 @@ impl Tool {
                     }
                 }},
                 "definition_count": int, "parsed_count": int, "pattern_count": int,
-                "unparseable_files": strings, "files_scanned": int, "truncated": boolean, "timed_out": boolean
+                "unparseable_files": strings, "files_scanned": int, "files_skipped": int,
+                "skipped_reasons": skipped_reasons_schema(), "truncated": boolean, "timed_out": boolean
             }),
             Tool::ProjectOverview => json!({
                 "path": string, "total_files": int, "total_bytes": int,
@@ -412,6 +414,19 @@ fn object_schema<S: AsRef<str>>(props: Value, required: &[S]) -> Value {
         s["required"] = json!(r);
     }
     s
+}
+
+/// Files skipped, by reason (only reasons that occurred are present).
+fn skipped_reasons_schema() -> Value {
+    let int = json!({"type": "integer", "minimum": 1});
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "path_too_long": int, "unreadable": int, "vanished": int, "name_not_utf8": int,
+            "binary": int, "too_large": int, "hard_link": int
+        }
+    })
 }
 
 fn redaction_schema() -> Value {

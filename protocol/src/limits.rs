@@ -94,6 +94,30 @@ pub const MAX_GLOB_CHARS: usize = 200;
 
 /// Bytes sniffed for a NUL to call a file binary (the seed's 8 KiB).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// Default of `server.max_answer_bytes`: the largest tool answer as sent,
+/// after JSON escaping (control bytes grow sixfold when escaped, so a file
+/// under its own cap can make a much larger answer).
+pub const MAX_ANSWER_BYTES_DEFAULT: u64 = 8 * 1024 * 1024;
+/// Lower bound of `server.max_answer_bytes`.
+pub const MAX_ANSWER_BYTES_MIN: u64 = 64 * 1024;
+/// Upper bound of `server.max_answer_bytes`.
+pub const MAX_ANSWER_BYTES_MAX: u64 = 256 * 1024 * 1024;
+
+/// Default of `sandbox.max_queued_calls`: tool calls that may wait for a
+/// worker beyond those running.
+pub const MAX_QUEUED_CALLS_DEFAULT: u64 = 32;
+/// Upper bound of `sandbox.max_queued_calls`.
+pub const MAX_QUEUED_CALLS_MAX: u64 = 4096;
+/// Default of `sandbox.queue_timeout_ms`: longest wait for a worker.
+pub const QUEUE_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+
+/// Default of `http.write_timeout_ms`: how long a blocked answer may wait
+/// for its client to take it before the connection is closed.
+pub const WRITE_TIMEOUT_MS_DEFAULT: u64 = 10_000;
+/// Default of `http.max_queued_bytes`: answer bytes waiting for their
+/// clients, over all connections.
+pub const MAX_QUEUED_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+
 /// `search_code` skips files larger than this (counted in `files_skipped`).
 pub const SEARCH_MAX_FILE_BYTES: u64 = 512_000;
 /// `search_code` cuts each reported line (and context line) to this many characters.

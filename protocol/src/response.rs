@@ -137,6 +137,53 @@ pub struct ListDirectoryOutput {
     pub truncated: bool,
 }
 
+/// Why files a walking tool could not examine were skipped, each a count.
+/// Nothing a walk meets is dropped without being counted here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkipReasons {
+    /// Its path is longer than the operating system accepts (a directory
+    /// at such a depth counts once; nothing beneath it can be opened).
+    pub path_too_long: u64,
+    /// It could not be opened or read (permissions, I/O errors).
+    pub unreadable: u64,
+    /// It was listed but had gone (or changed kind) when opened.
+    pub vanished: u64,
+    /// Its name is not valid UTF-8, so it cannot be named in an answer.
+    pub name_not_utf8: u64,
+    /// Binary content (a NUL byte), or not valid UTF-8 text.
+    pub binary: u64,
+    /// Larger than the tool's per-file cap.
+    pub too_large: u64,
+    /// A second name for a file (hard links are not served).
+    pub hard_link: u64,
+}
+
+impl SkipReasons {
+    /// All skipped, whatever the reason.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.path_too_long
+            + self.unreadable
+            + self.vanished
+            + self.name_not_utf8
+            + self.binary
+            + self.too_large
+            + self.hard_link
+    }
+
+    /// Add `other`'s counts to these.
+    pub fn add(&mut self, other: &SkipReasons) {
+        self.path_too_long += other.path_too_long;
+        self.unreadable += other.unreadable;
+        self.vanished += other.vanished;
+        self.name_not_utf8 += other.name_not_utf8;
+        self.binary += other.binary;
+        self.too_large += other.too_large;
+        self.hard_link += other.hard_link;
+    }
+}
+
 /// One `search_code` match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchMatch {
@@ -163,6 +210,9 @@ pub struct SearchCodeOutput {
     pub files_scanned: u64,
     /// Files skipped as binary, oversized or unreadable.
     pub files_skipped: u64,
+    /// Why (sums to `files_skipped`).
+    #[serde(default)]
+    pub skipped_reasons: SkipReasons,
     /// Stopped at the match or byte cap.
     pub truncated: bool,
     /// Stopped at the time budget.
@@ -208,6 +258,12 @@ pub struct FindSymbolOutput {
     pub unparseable_files: Vec<String>,
     /// Files examined.
     pub files_scanned: u64,
+    /// Files that could not be examined (see `skipped_reasons`).
+    #[serde(default)]
+    pub files_skipped: u64,
+    /// Why (sums to `files_skipped`).
+    #[serde(default)]
+    pub skipped_reasons: SkipReasons,
     /// Stopped at the result cap.
     pub truncated: bool,
     /// Stopped at the time budget.

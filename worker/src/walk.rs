@@ -16,13 +16,20 @@
 //! apply the same whichever subdirectory is searched; directories that are not
 //! on the way to the requested subtree are pruned.
 //!
+//! Nothing else is dropped silently: an entry the walk cannot examine (a
+//! directory it cannot read, its path too long for the kernel, an entry
+//! gone between listing and opening, a name that is not UTF-8) is counted
+//! in [`Summary::skipped`] with its reason, and callers report it in their
+//! answers' skipped figures.
+//!
 //! Order is not deterministic (threads race); callers sort their results.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ignore::{WalkBuilder, WalkState};
+use moat_protocol::response::SkipReasons;
 
 use crate::deadline::Deadline;
 use crate::fs::ContainedPath;
@@ -57,6 +64,81 @@ pub struct Summary {
     pub capped: bool,
     /// Stopped at the deadline.
     pub timed_out: bool,
+    /// Entries the walk could not examine, by reason.
+    pub skipped: SkipReasons,
+}
+
+/// Why an entry could not be examined, from the error the walk met.
+#[must_use]
+pub fn skip_reason_of(e: &std::io::Error) -> SkipReason {
+    use std::io::ErrorKind;
+    match e.kind() {
+        // ENAMETOOLONG on Unix.
+        ErrorKind::InvalidFilename => SkipReason::PathTooLong,
+        ErrorKind::NotFound | ErrorKind::NotADirectory => SkipReason::Vanished,
+        _ => SkipReason::Unreadable,
+    }
+}
+
+/// One reason a file was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Its path is too long for the kernel.
+    PathTooLong,
+    /// It could not be opened or read.
+    Unreadable,
+    /// It had gone (or changed kind) when opened.
+    Vanished,
+    /// Its name is not UTF-8.
+    NameNotUtf8,
+    /// Binary, or not UTF-8 text.
+    Binary,
+    /// Over the per-file cap.
+    TooLarge,
+    /// A second name for a file.
+    HardLink,
+}
+
+impl SkipReason {
+    /// Count one file skipped for this reason.
+    pub fn count(self, into: &mut SkipReasons) {
+        let slot = match self {
+            SkipReason::PathTooLong => &mut into.path_too_long,
+            SkipReason::Unreadable => &mut into.unreadable,
+            SkipReason::Vanished => &mut into.vanished,
+            SkipReason::NameNotUtf8 => &mut into.name_not_utf8,
+            SkipReason::Binary => &mut into.binary,
+            SkipReason::TooLarge => &mut into.too_large,
+            SkipReason::HardLink => &mut into.hard_link,
+        };
+        *slot += 1;
+    }
+}
+
+impl From<crate::fs::symlinks::ScanSkip> for SkipReason {
+    fn from(s: crate::fs::symlinks::ScanSkip) -> SkipReason {
+        use crate::fs::symlinks::ScanSkip;
+        match s {
+            ScanSkip::TooLarge => SkipReason::TooLarge,
+            // Listed as a regular file, something else when opened.
+            ScanSkip::NotRegular => SkipReason::Vanished,
+            ScanSkip::HardLink => SkipReason::HardLink,
+            ScanSkip::Unreadable => SkipReason::Unreadable,
+        }
+    }
+}
+
+fn count(skipped: &Mutex<SkipReasons>, reason: SkipReason) {
+    if let Ok(mut s) = skipped.lock() {
+        reason.count(&mut s);
+    }
+}
+
+/// Why the walk could not examine an entry it met as an error. `None` for
+/// errors that are not about an entry (a malformed pattern in an ignore
+/// file).
+fn walk_error_reason(e: &ignore::Error) -> Option<SkipReason> {
+    e.io_error().map(skip_reason_of)
 }
 
 /// Threads for a walk: the CPUs this process may use, at most 8.
@@ -81,6 +163,7 @@ where
 {
     let root = ws.root().to_path_buf();
     let deny = Arc::new(ws.denylist().clone());
+    let skipped = Arc::new(Mutex::new(SkipReasons::default()));
     let start_rel: Arc<str> = Arc::from(start.rel());
     let mut builder = WalkBuilder::new(&root);
     builder
@@ -97,7 +180,8 @@ where
     {
         let root = root.clone();
         let start_rel = Arc::clone(&start_rel);
-        builder.filter_entry(move |entry| keep(entry, &root, &deny, &start_rel));
+        let skipped = Arc::clone(&skipped);
+        builder.filter_entry(move |entry| keep(entry, &root, &deny, &start_rel, &skipped));
     }
     let files = AtomicU64::new(0);
     let capped = AtomicBool::new(false);
@@ -108,14 +192,26 @@ where
         let root = root.as_path();
         let start_rel = &start_rel;
         let (files, capped, timed_out) = (&files, &capped, &timed_out);
+        let skipped = &skipped;
         Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    // Within the requested subtree (or not knowable): counted.
+                    let inside = e_path(&e)
+                        .and_then(|p| relative(root, p))
+                        .is_none_or(|rel| within(rel, start_rel) || leads_to(rel, start_rel));
+                    if inside && let Some(reason) = walk_error_reason(&e) {
+                        count(skipped, reason);
+                    }
+                    return WalkState::Continue;
+                }
             };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
             let Some(rel) = relative(root, entry.path()) else {
+                count(skipped, SkipReason::NameNotUtf8);
                 return WalkState::Continue;
             };
             if !within(rel, start_rel) {
@@ -142,6 +238,18 @@ where
         files: files.load(Ordering::Relaxed),
         capped: capped.load(Ordering::Relaxed),
         timed_out: timed_out.load(Ordering::Relaxed),
+        skipped: skipped.lock().map(|s| *s).unwrap_or_default(),
+    }
+}
+
+/// The path an error is about, if it names one.
+fn e_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            e_path(err)
+        }
+        _ => None,
     }
 }
 
@@ -161,7 +269,13 @@ fn leads_to(rel: &str, start: &str) -> bool {
     start.starts_with(rel) && start.as_bytes().get(rel.len()) == Some(&b'/')
 }
 
-fn keep(entry: &ignore::DirEntry, root: &Path, deny: &Denylist, start: &str) -> bool {
+fn keep(
+    entry: &ignore::DirEntry,
+    root: &Path,
+    deny: &Denylist,
+    start: &str,
+    skipped: &Mutex<SkipReasons>,
+) -> bool {
     if entry.depth() == 0 {
         return true;
     }
@@ -169,6 +283,8 @@ fn keep(entry: &ignore::DirEntry, root: &Path, deny: &Denylist, start: &str) -> 
         return false;
     }
     let Some(rel) = relative(root, entry.path()) else {
+        // Not nameable in an answer: pruned, but counted.
+        count(skipped, SkipReason::NameNotUtf8);
         return false;
     };
     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());

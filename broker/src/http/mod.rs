@@ -20,18 +20,29 @@
 //! that has waited longest for a request head is closed to admit the new
 //! one ([`slots`]), so stalled clients cannot keep real ones out. Headers
 //! must arrive within `http.header_timeout_ms` and a body within
-//! `http.body_timeout_ms`, so a slow or stalled client frees its slot;
-//! at most `http.max_in_flight` requests are processed at once, beyond which
-//! the answer is 503 with `Retry-After`. SIGTERM/SIGINT stop accepting, let
+//! `http.body_timeout_ms`, so a slow or stalled client frees its slot.
+//! A body is read in full before anything else is taken, so stalled bodies
+//! hold only their own connections. Only `tools/call` (and `resources/read`)
+//! take a tool slot: at most `http.max_in_flight` of them at once, and the
+//! broker-wide admission (workers plus `sandbox.max_queued_calls`), beyond
+//! which the answer is 503 with `Retry-After`; `initialize`, `ping`,
+//! `tools/list`, `server/discover`, notifications and the probes never wait
+//! for one. `/readyz` answers 503 with `"saturated": true` while a new tool
+//! call would be refused, so a balancer routes elsewhere. Answers waiting for
+//! their clients are bounded per connection by `server.max_answer_bytes` and
+//! `http.write_timeout_ms`, and in total by `http.max_queued_bytes`
+//! ([`output`]). SIGTERM/SIGINT stop accepting, let
 //! in-flight requests finish, reap the workers and exit 0.
 
 pub mod auth;
 pub mod origin;
+pub mod output;
 pub mod slots;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -54,9 +65,14 @@ struct State {
     server: Arc<Server>,
     token: Option<auth::Token>,
     policy: origin::Policy,
+    /// Tool calls in flight over HTTP (`http.max_in_flight`).
     in_flight: Semaphore,
     max_body: u64,
     body_timeout: Duration,
+    /// Answer bytes not yet taken by their clients, over all connections.
+    queued: Arc<AtomicU64>,
+    max_queued: u64,
+    write_timeout: Duration,
 }
 
 /// Serve HTTP until SIGTERM/SIGINT. Returns the exit code.
@@ -127,6 +143,9 @@ pub async fn serve_on(
         in_flight: Semaphore::new(cfg.max_in_flight),
         max_body: cfg.max_request_bytes,
         body_timeout: Duration::from_millis(cfg.body_timeout_ms),
+        queued: Arc::new(AtomicU64::new(0)),
+        max_queued: cfg.max_queued_bytes,
+        write_timeout: Duration::from_millis(cfg.write_timeout_ms),
         server: Arc::clone(&server),
     });
     let connections = Arc::new(Semaphore::new(cfg.max_connections));
@@ -172,18 +191,24 @@ pub async fn serve_on(
         let _ = stream.set_nodelay(true);
         let slot = waiting.open();
         let st = Arc::clone(&state);
+        let outbox = Arc::new(output::Outbox::new(Arc::clone(&state.queued)));
         let (svc_slot, svc_waiting) = (Arc::clone(&slot), Arc::clone(&waiting));
+        let svc_outbox = Arc::clone(&outbox);
         let service = service_fn(move |req| {
             let st = Arc::clone(&st);
             let (slot, waiting) = (Arc::clone(&svc_slot), Arc::clone(&svc_waiting));
+            let outbox = Arc::clone(&svc_outbox);
             async move {
                 waiting.busy(&slot);
                 let response = handle(&st, req).await;
+                // Counted from now until the socket has taken it.
+                outbox.queue(body_len(&response));
                 waiting.wait(&slot);
                 Ok::<_, Infallible>(response)
             }
         });
-        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let io = output::Guarded::new(stream, outbox, state.write_timeout);
+        let conn = builder.serve_connection(TokioIo::new(io), service);
         let conn = graceful.watch(conn);
         let waiting = Arc::clone(&waiting);
         tokio::spawn(async move {
@@ -206,6 +231,17 @@ pub async fn serve_on(
     server.executor().shutdown().await;
     tracing::info!("http.stopped");
     0
+}
+
+fn body_len(r: &Response<Body>) -> u64 {
+    hyper::body::Body::size_hint(r.body()).exact().unwrap_or(0)
+}
+
+fn busy(message: &str) -> Response<Body> {
+    let mut r = plain_error(StatusCode::SERVICE_UNAVAILABLE, message);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
@@ -301,15 +337,9 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             Err(_) => return plain_error(StatusCode::BAD_REQUEST, "invalid Content-Length"),
         }
     }
-    let Ok(permit) = st.in_flight.try_acquire() else {
-        let mut r = plain_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "server busy: too many requests in flight",
-        );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return r;
-    };
+    // The body is read before anything is taken: a client that stalls its
+    // body holds only its own connection, under its own size limit and
+    // timeout, never a tool slot.
     let protocol_header = header_str(headers, "mcp-protocol-version").map(str::to_owned);
     let method_header = header_str(headers, "mcp-method").map(str::to_owned);
     let name_header = header_str(headers, "mcp-name").map(str::to_owned);
@@ -365,6 +395,21 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         return rpc_error_response(&e);
     }
     let is_notification = msg.is_notification();
+    // Only tool calls take a slot; every other method is answered at once
+    // however many tool calls are in flight.
+    let takes_slot =
+        !is_notification && matches!(msg.method.as_str(), "tools/call" | "resources/read");
+    let permit = if takes_slot {
+        if st.queued.load(Ordering::SeqCst) > st.max_queued {
+            return busy("server busy: too many answers are waiting for their clients");
+        }
+        match st.in_flight.try_acquire() {
+            Ok(p) => Some(p),
+            Err(_) => return busy("server busy: too many tool calls in flight"),
+        }
+    } else {
+        None
+    };
     let session = Session::default();
     let transport = TransportInfo {
         protocol_header: protocol_header.as_deref(),
@@ -385,7 +430,32 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
                 .and_then(|e| e.get("code"))
                 .and_then(Value::as_i64)
                 .map_or(StatusCode::OK, rpc_status);
-            json_response(status, &v)
+            // Refused by the admission (every worker busy, the wait queue
+            // full): the call did not run; a balancer should retry elsewhere.
+            if takes_slot
+                && v.pointer("/result/structuredContent/error")
+                    .and_then(Value::as_str)
+                    == Some("busy")
+            {
+                return busy("server busy: every worker is busy and the wait queue is full");
+            }
+            // Encoding a large answer is CPU work: off the runtime's threads.
+            let r = if takes_slot {
+                tokio::task::spawn_blocking(move || json_response(status, &v))
+                    .await
+                    .unwrap_or_else(|_| {
+                        plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response")
+                    })
+            } else {
+                json_response(status, &v)
+            };
+            // An answer that would take the bytes waiting for clients over
+            // the global bound is dropped here, before it is queued.
+            if takes_slot && st.queued.load(Ordering::SeqCst) + body_len(&r) > st.max_queued {
+                tracing::warn!(bytes = body_len(&r), "http.answer_dropped_queue_full");
+                return busy("server busy: too many answers are waiting for their clients");
+            }
+            r
         }
     }
 }
@@ -446,9 +516,22 @@ fn readyz(st: &State) -> Response<Body> {
     } else {
         (true, "in-process")
     };
-    let ready = workspace_present && workers_ok;
+    // Saturated: a new tool call would be refused (every tool slot taken, or
+    // too many answers waiting for their clients). A balancer should route
+    // elsewhere until it clears; liveness (/healthz) is unaffected.
+    let admission = st.server.admission();
+    let saturated = admission.saturated()
+        || st.in_flight.available_permits() == 0
+        || st.queued.load(Ordering::SeqCst) > st.max_queued;
+    let ready = workspace_present && workers_ok && !saturated;
     let body = json!({
         "status": if ready { "ready" } else { "unready" },
+        "saturated": saturated,
+        "tool_calls": {
+            "admitted": admission.admitted(),
+            "capacity": admission.capacity(),
+        },
+        "queued_answer_bytes": st.queued.load(Ordering::SeqCst),
         "workspace_present": workspace_present,
         "tools": st.server.registry().len(),
         "protocol_versions": std::iter::once(meta::MODERN_VERSION).chain(meta::LEGACY_VERSIONS.iter().copied()).collect::<Vec<_>>(),

@@ -114,6 +114,42 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// The length in bytes of `v` as [`encode`](crate::mcp::jsonrpc::encode)
+/// writes it, without building it: serde_json's compact form, counted, plus
+/// three bytes for each U+2028/U+2029 (written raw, three bytes, by
+/// serde_json; escaped, six, here).
+#[must_use]
+pub fn encoded_len(v: &serde_json::Map<String, Value>) -> u64 {
+    let mut counter = Counter::default();
+    // Writing to a counter cannot fail; were it to, the count so far stands.
+    let _ = serde_json::to_writer(&mut counter, v);
+    counter.len
+}
+
+#[derive(Default)]
+struct Counter {
+    len: u64,
+    /// The last two bytes written, to see U+2028/U+2029 across writes.
+    tail: [u8; 2],
+}
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.len += buf.len() as u64;
+        for &b in buf {
+            if self.tail == [0xE2, 0x80] && (b == 0xA8 || b == 0xA9) {
+                self.len += 3;
+            }
+            self.tail = [self.tail[1], b];
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +192,13 @@ mod tests {
             let v = json!({"text": text, "n": n, "f": f, "nested": [{"t": text}]});
             prop_assert_eq!(ours(&v), reference(&v));
         }
+    }
+
+    #[test]
+    fn encoded_len_is_the_length_written() {
+        let all: String = (0u8..0x80).map(char::from).collect();
+        let v = json!({"a": all, "b": "x\u{2028}y\u{2029}", "c": [1, 2.5, null, {"d": "\u{1}"}]});
+        let Value::Object(m) = &v else { unreachable!() };
+        assert_eq!(encoded_len(m), ours(&v).len() as u64);
     }
 }

@@ -29,6 +29,7 @@ use crate::content::Controls;
 use crate::error::{ToolFailure, describe};
 use crate::render::render;
 use crate::supervisor::Executor;
+use crate::supervisor::admission::Admission;
 use crate::tools::Registry;
 use jsonrpc::{Id, Message, RpcError, code};
 
@@ -78,8 +79,12 @@ pub struct Server {
     config: Arc<Config>,
     registry: Registry,
     executor: Executor,
-    controls: Controls,
+    controls: Arc<Controls>,
     root_name: String,
+    admission: Admission,
+    /// Answers being rendered at once (CPU work, and the largest transient
+    /// allocation of a call): one per worker.
+    rendering: tokio::sync::Semaphore,
 }
 
 impl Server {
@@ -96,12 +101,17 @@ impl Server {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Room for one running call per worker and the bounded wait queue.
+        let admission = Admission::new(config.sandbox.workers + config.sandbox.max_queued_calls);
+        let rendering = tokio::sync::Semaphore::new(config.sandbox.workers.max(1));
         Ok(Server {
+            rendering,
             config,
             registry,
             executor,
-            controls,
+            controls: Arc::new(controls),
             root_name,
+            admission,
         })
     }
 
@@ -115,6 +125,12 @@ impl Server {
     #[must_use]
     pub fn executor(&self) -> &Executor {
         &self.executor
+    }
+
+    /// The admission of tool calls (for readiness and the transports).
+    #[must_use]
+    pub fn admission(&self) -> &Admission {
+        &self.admission
     }
 
     /// The tool registry.
@@ -377,13 +393,41 @@ impl Server {
         let budget = Duration::from_millis(limits.tool_timeout_ms);
         let path_arg = args_map.get("path").and_then(Value::as_str);
         let started = Instant::now();
-        let outcome = self.executor.run(request.clone(), budget).await;
+        // Only here, after validation, does a call take room: a call refused
+        // for its arguments, and every other method, never waits on one.
+        // The place is held until the answer is rendered and measured, so
+        // the admission counts every call that still costs memory.
+        let ticket = self.admission.try_admit();
+        let outcome = match &ticket {
+            Some(_) => self.executor.run(request.clone(), budget).await,
+            None => Err(ToolFailure::Busy {
+                admitted: self.admission.admitted(),
+            }),
+        };
+        let rendering = self.rendering.acquire().await.ok();
         let (mut result, code) = match outcome {
-            Ok(Ok(out)) => (
-                self.controls
-                    .success(tool, render(&request, out, &self.root_name)),
-                None,
-            ),
+            Ok(Ok(out)) => {
+                // Rendering, redaction and scanning of a large answer are
+                // CPU work: off the runtime's threads, so that the transports
+                // keep answering control messages meanwhile.
+                let controls = Arc::clone(&self.controls);
+                let root = self.root_name.clone();
+                let req = request.clone();
+                let rendered = tokio::task::spawn_blocking(move || {
+                    controls.success(tool, render(&req, out, &root))
+                })
+                .await;
+                match rendered {
+                    Ok(r) => (r, None),
+                    Err(_) => {
+                        let failure = ToolFailure::WorkerFailed {
+                            why: "could not have its answer rendered",
+                        };
+                        let refusal = describe(&failure, path_arg, &self.root_name);
+                        (self.controls.failure(&refusal), Some(refusal.code))
+                    }
+                }
+            }
             Ok(Err(wire)) => {
                 let refusal = describe(&ToolFailure::Wire(wire), path_arg, &self.root_name);
                 let code = refusal.code;
@@ -427,6 +471,31 @@ impl Server {
         if let (Era::Modern, Some(rm)) = (era, rm) {
             result.insert("resultType".into(), json!("complete"));
             result.insert("_meta".into(), self.result_meta(rm));
+        }
+        // The cap is on the answer as sent: escaping can make it several
+        // times the size of the content it carries.
+        let limit = self.config.server.max_answer_bytes;
+        let (returned, size) = tokio::task::spawn_blocking(move || {
+            let size = json_out::encoded_len(&result);
+            (result, size)
+        })
+        .await
+        .unwrap_or_else(|_| (Map::new(), u64::MAX));
+        result = returned;
+        drop(rendering);
+        drop(ticket);
+        if size > limit {
+            tracing::warn!(tool = name, size, limit, "tool.answer_too_large");
+            let refusal = describe(
+                &ToolFailure::AnswerTooLarge { size, limit },
+                path_arg,
+                &self.root_name,
+            );
+            result = self.controls.failure(&refusal);
+            if let (Era::Modern, Some(rm)) = (era, rm) {
+                result.insert("resultType".into(), json!("complete"));
+                result.insert("_meta".into(), self.result_meta(rm));
+            }
         }
         Ok(Value::Object(result))
     }

@@ -7,8 +7,11 @@
 //!   signal is tied to the thread that forks), each with a socketpair, a built
 //!   environment and its own process group. A worker is ready once it has
 //!   confined itself and sent its hello.
-//! * One request per worker at a time. A request waits for an idle worker,
-//!   sends one frame, and reads one frame back before `budget + grace`.
+//! * One request per worker at a time. A request waits for an idle worker
+//!   (at most `sandbox.queue_timeout_ms`; past it the call is answered
+//!   `not_started`, having never run), then sends one frame and reads one
+//!   frame back before `budget + grace`. The budget starts when the request
+//!   gets its worker: time spent waiting for one is never charged to it.
 //! * Past the deadline, or when the worker dies, sends a malformed or
 //!   oversized frame, the broker kills the worker's process group, reaps it,
 //!   answers the request with a tool error, and starts a replacement. A worker
@@ -16,6 +19,7 @@
 //! * The exchange runs in its own task, so a client that goes away mid-call
 //!   cannot leave a worker half-used.
 
+pub mod admission;
 #[cfg(unix)]
 mod pool;
 #[cfg(unix)]

@@ -19,6 +19,24 @@ use moat_protocol::response::{Response, SandboxReport, WorkerHello};
 use super::Outcome;
 use crate::error::ToolFailure;
 
+/// The nice value workers run at, above the broker's: tool work is
+/// CPU-bound and can use every core, while the broker must keep reading,
+/// answering control messages and probes, and draining answers. A worker's
+/// threads (the walk's) are created after this is set and inherit it.
+const WORKER_NICE: i32 = 5;
+
+/// Make a new worker yield the CPU to the broker (best effort: a failure
+/// leaves it at the broker's priority, which is only slower under load).
+fn lower_priority(child: &std::process::Child) {
+    let Ok(raw) = i32::try_from(child.id()) else {
+        return;
+    };
+    if let Some(pid) = rustix::process::Pid::from_raw(raw) {
+        let current = rustix::process::getpriority_process(None).unwrap_or(0);
+        let _ = rustix::process::setpriority_process(Some(pid), current + WORKER_NICE);
+    }
+}
+
 /// How long a new worker may take to confine itself and say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -45,6 +63,8 @@ pub struct PoolConfig {
     pub init: WorkerInit,
     /// Whether workers' stderr reaches the broker's stderr.
     pub inherit_stderr: bool,
+    /// Longest a request waits for an idle worker.
+    pub queue_timeout: Duration,
 }
 
 /// The pool of confined workers.
@@ -54,6 +74,7 @@ pub struct Pool {
     /// Workers alive or being started.
     live: AtomicUsize,
     size: usize,
+    queue_timeout: Duration,
     spawn_tx: Mutex<Option<std::sync::mpsc::Sender<()>>>,
     last_error: Mutex<Option<String>>,
     last_report: Mutex<Option<SandboxReport>>,
@@ -80,6 +101,7 @@ impl Pool {
             ready: Semaphore::new(0),
             live: AtomicUsize::new(0),
             size: config.size.max(1),
+            queue_timeout: config.queue_timeout,
             spawn_tx: Mutex::new(Some(tx)),
             last_error: Mutex::new(None),
             last_report: Mutex::new(None),
@@ -102,6 +124,7 @@ impl Pool {
                     match start_worker(&config) {
                         Ok((child, stream, hello)) => {
                             failures = 0;
+                            lower_priority(&child);
                             let pool2 = Arc::clone(&pool);
                             handle.spawn(async move { pool2.adopt(child, stream, hello) });
                         }
@@ -236,10 +259,9 @@ impl Pool {
     }
 
     pub(super) async fn run(&self, request: Request, budget: Duration) -> Outcome {
-        let start = Instant::now();
-        let deadline = start + budget;
+        let wait_until = Instant::now() + self.queue_timeout;
         let mut worker = loop {
-            let mut worker = self.acquire(deadline, budget).await?;
+            let mut worker = self.acquire(wait_until).await?;
             // A worker that died while idle (OOM killer, an operator's kill)
             // never saw this request: replace it and take another, rather
             // than fail a request the client did nothing wrong with.
@@ -249,7 +271,8 @@ impl Pool {
             }
             break worker;
         };
-        let remaining = deadline.saturating_duration_since(Instant::now());
+        // The budget is the call's own: it starts now that it has a worker.
+        let remaining = budget;
         let envelope = RequestEnvelope {
             budget_ms: u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX),
             request,
@@ -301,8 +324,10 @@ impl Pool {
         failed && self.pids.lock().is_ok_and(|p| p.is_empty())
     }
 
-    /// Wait for an idle worker until `deadline`.
-    async fn acquire(&self, deadline: Instant, budget: Duration) -> Result<Worker, ToolFailure> {
+    /// Wait for an idle worker until `until`; past it the request never
+    /// ran (`NotStarted`).
+    async fn acquire(&self, until: Instant) -> Result<Worker, ToolFailure> {
+        let started = Instant::now();
         loop {
             if let Ok(permit) = self.ready.try_acquire() {
                 permit.forget();
@@ -325,11 +350,11 @@ impl Pool {
                     Err(_) => return Err(ToolFailure::Unavailable),
                 },
                 () = self.all_gone.notified() => {}
-                () = tokio::time::sleep_until(deadline.into()) => {
+                () = tokio::time::sleep_until(until.into()) => {
                     return Err(if self.live.load(Ordering::SeqCst) == 0 {
                         ToolFailure::Unavailable
                     } else {
-                        ToolFailure::TimedOut { budget }
+                        ToolFailure::NotStarted { waited: started.elapsed() }
                     });
                 }
             }

@@ -725,6 +725,7 @@ fn the_search_result_schema_is_stable() {
             "pattern",
             "redaction",
             "regex",
+            "skipped_reasons",
             "timed_out",
             "truncated",
             "untrusted_content"

@@ -24,7 +24,7 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
 use moat_protocol::request::SearchCodeArgs;
-use moat_protocol::response::{SearchCodeOutput, SearchMatch, ToolOutput};
+use moat_protocol::response::{SearchCodeOutput, SearchMatch, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 
 use crate::deadline::Deadline;
@@ -102,7 +102,10 @@ pub fn run(
         }
     }
 
-    let collected = results.into_inner();
+    let mut collected = results.into_inner();
+    // What the walk itself could not examine counts with what the reader
+    // skipped.
+    collected.skipped.add(&summary.skipped);
     let mut matches = Vec::new();
     let mut rendered = 0usize;
     let byte_cap = ws.limits().max_result_bytes as usize;
@@ -127,7 +130,8 @@ pub fn run(
         path: start.display().to_owned(),
         matches,
         files_scanned: collected.scanned,
-        files_skipped: collected.skipped,
+        files_skipped: collected.skipped.total(),
+        skipped_reasons: collected.skipped,
         truncated,
         timed_out: summary.timed_out,
     }))
@@ -179,7 +183,7 @@ struct Collected {
     /// Matches currently kept.
     kept: u64,
     scanned: u64,
-    skipped: u64,
+    skipped: SkipReasons,
 }
 
 struct Results {
@@ -195,9 +199,9 @@ impl Results {
         }
     }
 
-    fn skipped(&self) {
+    fn skipped(&self, reason: walk::SkipReason) {
         if let Ok(mut c) = self.inner.lock() {
-            c.skipped += 1;
+            reason.count(&mut c.skipped);
         }
     }
 
@@ -270,10 +274,10 @@ fn scan_file(
 ) {
     let bytes = match symlinks::read_for_scan(ws, rel, SEARCH_MAX_FILE_BYTES) {
         Ok(b) => b,
-        Err(_) => return results.skipped(),
+        Err(why) => return results.skipped(why.into()),
     };
     if memchr::memchr(0, &bytes).is_some() {
-        return results.skipped();
+        return results.skipped(walk::SkipReason::Binary);
     }
     let mut sink = Collect {
         lines: Vec::new(),
@@ -281,7 +285,7 @@ fn scan_file(
         max,
     };
     if searcher.search_slice(matcher, &bytes, &mut sink).is_err() {
-        return results.skipped();
+        return results.skipped(walk::SkipReason::Unreadable);
     }
     let starts = if context > 0 {
         line_starts(&bytes)

@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 
 use moat_protocol::request::FindSymbolArgs;
-use moat_protocol::response::{Definition, FindSymbolOutput, ToolOutput};
+use moat_protocol::response::{Definition, FindSymbolOutput, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
@@ -24,6 +24,7 @@ struct Acc {
     found: u64,
     unparseable: Vec<String>,
     scanned: u64,
+    skipped: SkipReasons,
     timed_out: bool,
 }
 
@@ -53,10 +54,19 @@ pub fn run(
         let Some(lang) = Language::from_path(rel) else {
             return true;
         };
-        let Ok(bytes) = symlinks::read_for_scan(ws, rel, file_cap) else {
-            return true;
+        let bytes = match symlinks::read_for_scan(ws, rel, file_cap) {
+            Ok(b) => b,
+            Err(why) => {
+                if let Ok(mut a) = acc.lock() {
+                    walk::SkipReason::from(why).count(&mut a.skipped);
+                }
+                return true;
+            }
         };
         let Ok(text) = std::str::from_utf8(&bytes) else {
+            if let Ok(mut a) = acc.lock() {
+                walk::SkipReason::Binary.count(&mut a.skipped);
+            }
             return true;
         };
         let found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
@@ -78,6 +88,7 @@ pub fn run(
         true
     };
     let mut walk_timed_out = false;
+    let mut walk_skipped = SkipReasons::default();
     match meta.kind {
         Kind::File => {
             let _ = visit(start.rel());
@@ -91,6 +102,7 @@ pub fn run(
                 |found: walk::Found<'_>| visit(found.rel)
             });
             walk_timed_out = summary.timed_out;
+            walk_skipped = summary.skipped;
         }
         Kind::Special(k) => return Err(WireError::SpecialFile(k)),
         Kind::Symlink => {
@@ -100,6 +112,7 @@ pub fn run(
         }
     }
     let mut a = acc.into_inner().unwrap_or_default();
+    a.skipped.add(&walk_skipped);
     symbols::sort_definitions(&mut a.definitions);
     let truncated = a.found > max as u64;
     a.definitions.truncate(max);
@@ -108,6 +121,8 @@ pub fn run(
         definitions: a.definitions,
         unparseable_files: a.unparseable,
         files_scanned: a.scanned,
+        files_skipped: a.skipped.total(),
+        skipped_reasons: a.skipped,
         truncated,
         timed_out: a.timed_out || walk_timed_out,
     }))
