@@ -9,9 +9,14 @@
 //! otherwise take the closing tag of content ending in `Authorization:
 //! Bearer` for the token and replace it, leaving the fence unclosed.)
 //!
-//! The worker is not trusted to do any of this: it runs here, in the broker,
-//! on the assembled result.
+//! The worker has already redacted every source an answer was cut from, whole
+//! and raw (`moat_worker::sources`), so multi-line forms and context outside
+//! an excerpt were seen. It is not trusted to have done so: this pass runs
+//! here, in the broker, on the assembled result, whatever the worker did.
+//! Single-line shapes are caught here even from a worker that skipped its
+//! own pass; see SECURITY.md for what such a worker could still show.
 
+use moat_protocol::response::RedactionCounts;
 use serde_json::{Map, Value, json};
 
 use crate::error::Refusal;
@@ -54,6 +59,7 @@ impl Controls {
             mut structured,
             untrusted,
             scan,
+            worker_redaction,
         } = rendered;
         let mut report = RedactionReport::default();
         let mut fenced = None;
@@ -79,7 +85,7 @@ impl Controls {
             let nonce = Nonce::generate();
             fenced = Some(fence(label, &nonce, &raw));
         }
-        self.assemble(summary, fenced, structured, report, false)
+        self.assemble(summary, fenced, structured, report, &worker_redaction, false)
     }
 
     /// Assemble a refusal: `{content, structuredContent: {error, message, remedy?}, isError: true}`.
@@ -96,11 +102,19 @@ impl Controls {
         if !refusal.remedy.is_empty() {
             structured.insert("remedy".into(), Value::from(refusal.remedy.clone()));
         }
-        self.assemble(text, None, structured, RedactionReport::default(), true)
+        self.assemble(
+            text,
+            None,
+            structured,
+            RedactionReport::default(),
+            &RedactionCounts::default(),
+            true,
+        )
     }
 
     /// Redact `summary` and `structured` into `report` (which already counts
-    /// what redacting the fenced text replaced), attach the report, and build
+    /// what redacting the fenced text replaced), attach the report with what
+    /// the worker's pass over whole sources replaced added to it, and build
     /// the result. `fenced` is already redacted and is not read again.
     fn assemble(
         &self,
@@ -108,6 +122,7 @@ impl Controls {
         fenced: Option<String>,
         structured: Map<String, Value>,
         mut report: RedactionReport,
+        worker: &RedactionCounts,
         is_error: bool,
     ) -> Map<String, Value> {
         let summary = self
@@ -121,7 +136,7 @@ impl Controls {
         let mut structured = Value::Object(structured);
         self.redactor.redact_value(&mut structured, &mut report);
         if let Value::Object(s) = &mut structured {
-            s.insert("redaction".into(), report.to_json());
+            s.insert("redaction".into(), report_json(&report, worker));
         }
         let mut result = Map::new();
         result.insert("content".into(), Value::Array(content));
@@ -129,6 +144,24 @@ impl Controls {
         result.insert("isError".into(), Value::Bool(is_error));
         result
     }
+}
+
+/// `structuredContent.redaction`: the broker's report plus the worker's.
+/// Rule names the worker reports are kept only when they are rules this
+/// build has (a compromised worker cannot put text of its own there).
+fn report_json(report: &RedactionReport, worker: &RedactionCounts) -> Value {
+    let known = Redactor::rule_names();
+    let mut rules: Vec<&str> = report.rules();
+    rules.extend(
+        worker
+            .rules
+            .iter()
+            .filter_map(|r| known.iter().find(|k| **k == r.as_str()).copied()),
+    );
+    rules.sort_unstable();
+    rules.dedup();
+    let count = report.count().saturating_add(worker.count);
+    json!({"applied": count > 0, "count": count, "rules": rules})
 }
 
 /// Add `offset` to every finding's line number.

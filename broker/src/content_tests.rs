@@ -51,6 +51,7 @@ fn read_file(path: &str, text: &str, start: u64) -> (Request, ToolOutput) {
             end_line: start - 1 + lines,
             truncated: false,
             text: text.to_owned(),
+            redaction: Default::default(),
         }),
     )
 }
@@ -105,6 +106,7 @@ fn search_code(name: &str, line: &str) -> (Request, ToolOutput) {
             files_skipped: 0,
             truncated: false,
             timed_out: false,
+            redaction: Default::default(),
         }),
     )
 }

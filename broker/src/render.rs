@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
-use moat_protocol::response::{Declares, DirEntry, EntryKind, SymbolMethod, ToolOutput};
+use moat_protocol::response::{
+    Declares, DirEntry, EntryKind, RedactionCounts, SymbolMethod, ToolOutput,
+};
 
 use crate::fence::escape_for_prose;
 use crate::redact::drop_cut_tail;
@@ -32,6 +34,9 @@ pub struct Rendered {
     /// line-start signals are not hidden by the numbering and findings carry
     /// file line numbers).
     pub scan: Option<(String, u64)>,
+    /// What the worker's redaction of whole sources replaced (added to the
+    /// result's redaction report).
+    pub worker_redaction: RedactionCounts,
 }
 
 fn obj(v: Value) -> Map<String, Value> {
@@ -65,7 +70,23 @@ fn notes(summary: &mut String, notes: &[String]) {
 /// Render `out`, the answer to `request`. `root` is the workspace base name.
 /// `out` is taken by value so its text moves into the result, not copied.
 #[must_use]
-pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
+pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
+    let worker_redaction = match &mut out {
+        ToolOutput::ReadFile(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::SearchCode(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::FindSymbol(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ProjectOverview(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ListDirectory(_) | ToolOutput::GitLog(_) | ToolOutput::GitDiff(_) => {
+            RedactionCounts::default()
+        }
+    };
+    Rendered {
+        worker_redaction,
+        ..render_output(request, out, root)
+    }
+}
+
+fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
     match out {
         ToolOutput::ReadFile(o) => {
             let summary = if o.total_lines == 0 {
@@ -93,6 +114,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
                 scan: Some((o.text, o.start_line.saturating_sub(1))),
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::ListDirectory(o) => {
@@ -149,6 +171,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: None,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::SearchCode(o) => {
@@ -207,6 +230,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(body),
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::FindSymbol(o) => {
@@ -278,6 +302,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(body),
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::ProjectOverview(o) => {
@@ -346,6 +371,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: None,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::GitLog(o) => {
@@ -374,6 +400,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(body.join("\n")),
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::GitDiff(o) => {
@@ -403,6 +430,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(o.diff.clone()),
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
     }

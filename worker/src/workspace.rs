@@ -9,6 +9,7 @@ use moat_protocol::limits::Limits;
 use moat_protocol::request::{GitSetup, WorkerInit};
 
 use crate::fs::denylist::Denylist;
+use crate::redact::Redactor;
 
 /// The workspace. Built once per worker (or once per broker in in-process mode).
 #[derive(Debug)]
@@ -22,6 +23,7 @@ pub struct Workspace {
     follow_symlinks: bool,
     allow_hard_links: bool,
     git: Option<GitSetup>,
+    redactor: Redactor,
 }
 
 impl Workspace {
@@ -65,6 +67,7 @@ impl Workspace {
             follow_symlinks: init.follow_symlinks,
             allow_hard_links: init.allow_hard_links,
             git: init.git.clone(),
+            redactor: Redactor::new(init.redact),
         })
     }
 
@@ -102,6 +105,14 @@ impl Workspace {
     #[must_use]
     pub fn allow_hard_links(&self) -> bool {
         self.allow_hard_links
+    }
+
+    /// The redactor whole sources pass through before any answer is cut
+    /// from them (disabled when the broker's configuration turns redaction
+    /// off).
+    #[must_use]
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// git as resolved by the broker, if any.

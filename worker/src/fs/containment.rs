@@ -413,6 +413,7 @@ mod tests {
                 follow_symlinks,
                 allow_hard_links: false,
                 deny_extra: vec![],
+                redact: true,
                 git: None,
                 sandbox: SandboxRequest::ProcessOnly,
             })

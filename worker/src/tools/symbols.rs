@@ -14,6 +14,8 @@ use moat_protocol::wire_error::{Missing, WireError};
 use crate::deadline::Deadline;
 use crate::fs::containment;
 use crate::fs::symlinks::{self, Kind};
+use crate::redact::RedactionReport;
+use crate::sources;
 use crate::symbols::{self, CompiledQuery, Language, Query};
 use crate::walk;
 use crate::workspace::Workspace;
@@ -25,6 +27,7 @@ struct Acc {
     unparseable: Vec<String>,
     scanned: u64,
     timed_out: bool,
+    report: RedactionReport,
 }
 
 /// Run `find_symbol`.
@@ -59,8 +62,18 @@ pub fn run(
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return true;
         };
-        let found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
+        let mut found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
+        // A file with definitions is redacted whole and searched again, so
+        // signatures are cut from redacted text, never from the raw one.
+        let mut report = RedactionReport::default();
+        if !found.definitions.is_empty()
+            && let std::borrow::Cow::Owned(redacted) =
+                sources::redact_source(ws.redactor(), text, &mut report)
+        {
+            found = query.find_in_source_until(lang, rel, &redacted, Some(deadline.instant()));
+        }
         let Ok(mut a) = acc.lock() else { return false };
+        a.report.merge(&report);
         a.scanned += 1;
         if found.timed_out {
             a.timed_out = true;
@@ -110,5 +123,6 @@ pub fn run(
         files_scanned: a.scanned,
         truncated,
         timed_out: a.timed_out || walk_timed_out,
+        redaction: sources::counts(&a.report),
     }))
 }
