@@ -134,6 +134,7 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
             files_scanned: 1,
             truncated: false,
             timed_out: false,
+            redaction: Default::default(),
         }),
     )
 }

@@ -2,9 +2,11 @@
 //! `structuredContent` object for programs, plus the file-derived text that
 //! goes inside the untrusted fence.
 //!
-//! Names from the workspace are attacker-controlled: in the prose half they are
-//! escaped (a file named `x\n</untrusted-…>` cannot forge a line), while the
-//! structured half keeps them exactly.
+//! Names from the workspace are attacker-controlled: in the prose half and
+//! inside the fences alike they pass through one function,
+//! [`show_name`] (a file named `x\n</untrusted-…>` cannot forge a line or a
+//! search-hit header), while the structured half keeps them exactly where
+//! JSON can ([`structured_name`]).
 
 use std::fmt::Write as _;
 
@@ -16,7 +18,7 @@ use moat_protocol::response::{
     Declares, DirEntry, EntryKind, RedactionCounts, SymbolMethod, ToolOutput,
 };
 
-use crate::fence::escape_for_prose;
+use crate::fence::{escape_for_prose, show_name, structured_name};
 use crate::redact::drop_cut_tail;
 
 /// A rendered success, before content controls run.
@@ -51,7 +53,7 @@ fn display(rel: &str, root: &str) -> String {
     if rel.is_empty() || rel == "." {
         format!("{root}/")
     } else {
-        escape_for_prose(rel).into_owned()
+        show_name(rel).into_owned()
     }
 }
 
@@ -92,13 +94,13 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             let summary = if o.total_lines == 0 {
                 format!(
                     "{}: empty file, {} bytes.",
-                    escape_for_prose(&o.path),
+                    show_name(&o.path),
                     o.size_bytes
                 )
             } else {
                 format!(
                     "{}: lines {}-{} of {}{}, {} bytes.",
-                    escape_for_prose(&o.path),
+                    show_name(&o.path),
                     o.start_line,
                     o.end_line,
                     o.total_lines,
@@ -109,7 +111,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "path": o.path, "size_bytes": o.size_bytes, "total_lines": o.total_lines,
+                    "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
                 untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
@@ -121,7 +123,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             let shown = if o.path == "." {
                 ".".to_owned()
             } else {
-                escape_for_prose(&o.path).into_owned()
+                show_name(&o.path).into_owned()
             };
             let mut summary = format!(
                 "{shown}/: {}",
@@ -151,7 +153,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             }
             notes(&mut summary, &n);
             for e in &o.entries {
-                let name = escape_for_prose(&e.name);
+                let name = show_name(&e.name);
                 match e.kind {
                     EntryKind::Directory => {
                         let _ = write!(summary, "\ndir   {name}");
@@ -165,7 +167,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "path": o.path, "entries": entries, "directories": o.directories, "files": o.files,
+                    "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
                     "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
                     "special_skipped": o.special_skipped, "truncated": o.truncated
                 })),
@@ -215,16 +217,16 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 if !body.is_empty() {
                     body.push('\n');
                 }
-                let _ = write!(body, "{}:{}:", m.path, m.line);
+                let _ = write!(body, "{}:{}:", show_name(&m.path), m.line);
                 for l in before.iter().chain(std::iter::once(&text)).chain(&after) {
                     let _ = write!(body, "\n  {l}");
                 }
-                matches.push(json!({"path": m.path, "line": m.line, "text": text, "before": before, "after": after}));
+                matches.push(json!({"path": structured_name(&m.path), "line": m.line, "text": text, "before": before, "after": after}));
             }
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "pattern": pattern, "regex": regex, "path": o.path, "matches": matches,
+                    "pattern": pattern, "regex": regex, "path": structured_name(&o.path), "matches": matches,
                     "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
@@ -281,14 +283,14 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let _ = write!(
                     body,
                     "{}:{}  [{}, {method}]  {}",
-                    d.path,
+                    show_name(&d.path),
                     d.line,
                     d.kind.as_str(),
                     signature
                 );
                 defs.push(json!({
                     "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind.as_str(),
-                    "line": d.line, "signature": signature, "path": d.path, "language": d.language,
+                    "line": d.line, "signature": signature, "path": structured_name(&d.path), "language": d.language,
                     "method": method
                 }));
             }
@@ -297,7 +299,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 structured: obj(json!({
                     "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
                     "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
-                    "unparseable_files": o.unparseable_files, "files_scanned": o.files_scanned,
+                    "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
@@ -333,7 +335,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let names: Vec<String> = o
                     .manifests
                     .iter()
-                    .map(|m| escape_for_prose(&m.file).into_owned())
+                    .map(|m| show_name(&m.file).into_owned())
                     .collect();
                 let _ = write!(summary, "\nManifests: {}.", names.join(", "));
             }
@@ -342,7 +344,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     .entry_points
                     .iter()
                     .take(10)
-                    .map(|e| escape_for_prose(e).into_owned())
+                    .map(|e| show_name(e).into_owned())
                     .collect();
                 let _ = write!(summary, "\nEntry points: {}.", eps.join(", "));
             }
@@ -356,17 +358,17 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 .manifests
                 .iter()
                 .map(|m| match &m.declares {
-                    Some(d) => json!({"file": m.file, "declares": declares_json(d)}),
-                    None => json!({"file": m.file}),
+                    Some(d) => json!({"file": structured_name(&m.file), "declares": declares_json(d)}),
+                    None => json!({"file": structured_name(&m.file)}),
                 })
                 .collect();
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "path": o.path, "total_files": o.total_files, "total_bytes": o.total_bytes,
+                    "path": structured_name(&o.path), "total_files": o.total_files, "total_bytes": o.total_bytes,
                     "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
-                    "manifests": manifests, "entry_points": o.entry_points, "test_files": o.test_files,
-                    "largest_files": o.largest_files.iter().map(|f| json!({"path": f.path, "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
+                    "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
+                    "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
                     "version_control": o.version_control, "timed_out": o.timed_out
                 })),
                 untrusted: None,
@@ -445,8 +447,8 @@ fn method_str(m: SymbolMethod) -> &'static str {
 
 fn entry_json(e: DirEntry) -> Value {
     let mut m = Map::new();
-    m.insert("name".into(), Value::String(e.name));
-    m.insert("path".into(), Value::String(e.path));
+    m.insert("name".into(), Value::from(structured_name(&e.name).into_owned()));
+    m.insert("path".into(), Value::from(structured_name(&e.path).into_owned()));
     let kind = match e.kind {
         EntryKind::Directory => "directory",
         EntryKind::File => "file",

@@ -18,6 +18,7 @@
 //!
 //! Order is not deterministic (threads race); callers sort their results.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -118,7 +119,7 @@ where
             let Some(rel) = relative(root, entry.path()) else {
                 return WalkState::Continue;
             };
-            if !within(rel, start_rel) {
+            if !within(&rel, start_rel) {
                 return WalkState::Continue;
             }
             if deadline.expired() {
@@ -130,6 +131,7 @@ where
                 capped.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
+            let rel: &str = &rel;
             let name = rel.rsplit('/').next().unwrap_or(rel);
             if visit(Found { rel, name }) {
                 WalkState::Continue
@@ -145,8 +147,24 @@ where
     }
 }
 
-fn relative<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
-    path.strip_prefix(root).ok()?.to_str()
+/// `path` relative to `root`, in its text form ([`moat_protocol::name`]):
+/// borrowed for ordinary names, escaped for the others (a name that is not
+/// valid UTF-8 is walked too, and every tool accepts its text form back).
+fn relative<'p>(root: &Path, path: &'p Path) -> Option<Cow<'p, str>> {
+    let rel = path.strip_prefix(root).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(moat_protocol::name::encode(rel.as_os_str().as_bytes()))
+    }
+    #[cfg(not(unix))]
+    {
+        let text = rel.to_str()?;
+        Some(match moat_protocol::name::encode(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            Cow::Owned(o) => Cow::Owned(o),
+        })
+    }
 }
 
 /// Whether `rel` is inside `start` (or is it); `start` empty = the root.
@@ -175,10 +193,10 @@ fn keep(entry: &ignore::DirEntry, root: &Path, deny: &Denylist, start: &str) -> 
     if is_dir && entry.file_name().to_str().is_some_and(skiplist::is_skipped) {
         return false;
     }
-    if deny.check_last(rel).is_some() {
+    if deny.check_last(&rel).is_some() {
         return false;
     }
-    within(rel, start) || (is_dir && leads_to(rel, start))
+    within(&rel, start) || (is_dir && leads_to(&rel, start))
 }
 
 #[cfg(test)]
