@@ -22,9 +22,10 @@ use serde_json::{Map, Value, json};
 use crate::error::Refusal;
 use crate::fence::{Nonce, fence};
 use crate::redact::{RedactionReport, Redactor};
-use crate::render::Rendered;
+use crate::render::{FenceText, Rendered, number_lines};
 use crate::scan::Scanner;
 use crate::tools::Tool;
+use moat_worker::sources::redact_source;
 
 /// The compiled controls, shared by every call.
 #[derive(Debug)]
@@ -59,6 +60,7 @@ impl Controls {
             mut structured,
             untrusted,
             scan,
+            fence_text,
             worker_redaction,
         } = rendered;
         let mut report = RedactionReport::default();
@@ -68,24 +70,68 @@ impl Controls {
             // The assessment reads the raw text; its excerpts pass through the
             // redaction pass below with everything else.
             let assessment = if self.scan {
-                match &scan {
-                    Some((text, offset)) => {
-                        let mut a = self.scanner.assess(text).to_json();
-                        shift_lines(&mut a, *offset);
-                        a
+                let (text, offset) = match (&scan, fence_text) {
+                    (Some((text, offset)), _) => (text.as_str(), *offset),
+                    (None, FenceText::Numbered { start, .. }) => {
+                        (raw.as_str(), start.saturating_sub(1))
                     }
-                    None => self.scanner.assess(&raw).to_json(),
-                }
+                    (None, _) => (raw.as_str(), 0),
+                };
+                let mut a = self.scanner.assess(text).to_json();
+                shift_lines(&mut a, offset);
+                a
             } else {
                 json!({"level": "none", "risk": 0.0, "invisible_characters": 0, "signals": []})
             };
             structured.insert("untrusted_content".into(), Value::Bool(true));
             structured.insert("content_assessment".into(), assessment);
-            let raw = self.redactor.redact_str(&raw, &mut report).unwrap_or(raw);
+            let raw = self.redact_fenced(raw, fence_text, &mut report);
             let nonce = Nonce::generate();
             fenced = Some(fence(label, &nonce, &raw));
         }
-        self.assemble(summary, fenced, structured, report, &worker_redaction, false)
+        self.assemble(
+            summary,
+            fenced,
+            structured,
+            report,
+            &worker_redaction,
+            false,
+        )
+    }
+
+    /// The broker's pass over file-derived text, read as `how` says (see
+    /// [`FenceText`]): what the broker adds around the content is never read
+    /// together with it.
+    fn redact_fenced(&self, raw: String, how: FenceText, report: &mut RedactionReport) -> String {
+        match how {
+            FenceText::Whole => self.redactor.redact_str(&raw, report).unwrap_or(raw),
+            FenceText::PerLine => {
+                // When the joined text has nothing to replace, no line has
+                // (the argument of `Redactor::redact_value`): one scan.
+                if self
+                    .redactor
+                    .redact_str(&raw, &mut RedactionReport::default())
+                    .is_none()
+                {
+                    return raw;
+                }
+                let mut out = String::with_capacity(raw.len());
+                for (i, line) in raw.split('\n').enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    match self.redactor.redact_str(line, report) {
+                        Some(redacted) => out.push_str(&redacted),
+                        None => out.push_str(line),
+                    }
+                }
+                out
+            }
+            FenceText::Numbered { start, end } => {
+                let text = redact_source(&self.redactor, &raw, report);
+                number_lines(&text, start, end)
+            }
+        }
     }
 
     /// Assemble a refusal: `{content, structuredContent: {error, message, remedy?}, isError: true}`.

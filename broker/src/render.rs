@@ -21,6 +21,28 @@ use moat_protocol::response::{
 use crate::fence::{escape_for_prose, show_name, structured_name};
 use crate::redact::drop_cut_tail;
 
+/// How the broker's redaction pass reads the file-derived text, so that what
+/// the broker adds to it (line numbers, search-hit headers, indentation) is
+/// never read by a rule as part of a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceText {
+    /// The text as it is (git output).
+    Whole,
+    /// Line by line: each search-hit header and each line of content on its
+    /// own (the worker has already decided on the whole sources).
+    PerLine,
+    /// Raw selected lines: redacted as one text, keeping its line breaks,
+    /// then numbered from `start` to `end` (read_file). The injection scanner
+    /// reads the raw lines, so line-start signals are not hidden by the
+    /// numbering and findings carry file line numbers.
+    Numbered {
+        /// First line's number.
+        start: u64,
+        /// Last line's number.
+        end: u64,
+    },
+}
+
 /// A rendered success, before content controls run.
 #[derive(Debug)]
 pub struct Rendered {
@@ -32,10 +54,10 @@ pub struct Rendered {
     /// File-derived text for the fence (file-content tools only).
     pub untrusted: Option<String>,
     /// What the injection scanner reads instead of `untrusted`, and the line
-    /// number of its first line minus one (read_file: the raw lines, so
-    /// line-start signals are not hidden by the numbering and findings carry
-    /// file line numbers).
+    /// number of its first line minus one.
     pub scan: Option<(String, u64)>,
+    /// How the broker's redaction pass reads `untrusted` before it is fenced.
+    pub fence_text: FenceText,
     /// What the worker's redaction of whole sources replaced (added to the
     /// result's redaction report).
     pub worker_redaction: RedactionCounts,
@@ -114,8 +136,12 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
-                untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
-                scan: Some((o.text, o.start_line.saturating_sub(1))),
+                untrusted: Some(o.text),
+                scan: None,
+                fence_text: FenceText::Numbered {
+                    start: o.start_line,
+                    end: o.end_line,
+                },
                 worker_redaction: RedactionCounts::default(),
             }
         }
@@ -172,6 +198,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "special_skipped": o.special_skipped, "truncated": o.truncated
                 })),
                 untrusted: None,
+                fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
             }
@@ -231,6 +258,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
+                fence_text: FenceText::PerLine,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
             }
@@ -303,6 +331,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
+                fence_text: FenceText::PerLine,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
             }
@@ -358,7 +387,9 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 .manifests
                 .iter()
                 .map(|m| match &m.declares {
-                    Some(d) => json!({"file": structured_name(&m.file), "declares": declares_json(d)}),
+                    Some(d) => {
+                        json!({"file": structured_name(&m.file), "declares": declares_json(d)})
+                    }
                     None => json!({"file": structured_name(&m.file)}),
                 })
                 .collect();
@@ -372,6 +403,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "version_control": o.version_control, "timed_out": o.timed_out
                 })),
                 untrusted: None,
+                fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
             }
@@ -401,6 +433,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "commit_count": n, "path": o.path, "truncated": o.truncated
                 })),
                 untrusted: Some(body.join("\n")),
+                fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
             }
@@ -431,6 +464,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated
                 })),
                 untrusted: Some(o.diff.clone()),
+                fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
             }
@@ -447,8 +481,14 @@ fn method_str(m: SymbolMethod) -> &'static str {
 
 fn entry_json(e: DirEntry) -> Value {
     let mut m = Map::new();
-    m.insert("name".into(), Value::from(structured_name(&e.name).into_owned()));
-    m.insert("path".into(), Value::from(structured_name(&e.path).into_owned()));
+    m.insert(
+        "name".into(),
+        Value::from(structured_name(&e.name).into_owned()),
+    );
+    m.insert(
+        "path".into(),
+        Value::from(structured_name(&e.path).into_owned()),
+    );
     let kind = match e.kind {
         EntryKind::Directory => "directory",
         EntryKind::File => "file",

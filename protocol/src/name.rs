@@ -110,10 +110,11 @@ fn escape_at(after: &str) -> (Option<Vec<u8>>, usize) {
                 return (None, 0);
             };
             let hex = &after[2..close];
-            let c = (!hex.is_empty() && hex.len() <= 6 && hex.bytes().all(|c| c.is_ascii_hexdigit()))
-                .then(|| u32::from_str_radix(hex, 16).ok())
-                .flatten()
-                .and_then(char::from_u32);
+            let c =
+                (!hex.is_empty() && hex.len() <= 6 && hex.bytes().all(|c| c.is_ascii_hexdigit()))
+                    .then(|| u32::from_str_radix(hex, 16).ok())
+                    .flatten()
+                    .and_then(char::from_u32);
             match c {
                 Some(c) => {
                     let mut buf = [0u8; 4];
@@ -172,7 +173,10 @@ mod tests {
         assert_eq!(encode(b"a\\nb"), "a\\\\nb");
         assert_eq!(encode(b"caf\xe9.txt"), "caf\\xe9.txt");
         assert_eq!(encode(b"caf\\xe9.txt"), "caf\\\\xe9.txt");
-        assert_eq!(encode("x\u{1b}[31m\u{202e}".as_bytes()), "x\\u{1b}[31m\\u{202e}");
+        assert_eq!(
+            encode("x\u{1b}[31m\u{202e}".as_bytes()),
+            "x\\u{1b}[31m\\u{202e}"
+        );
         assert_eq!(decode("caf\\xe9.txt").as_ref(), b"caf\xe9.txt");
         assert_eq!(decode("a\\u{1b}").as_ref(), b"a\x1b");
         // Backslashes that start no escape stand for themselves.

@@ -186,9 +186,9 @@ fn align(raw: &str, redacted: &str) -> Option<String> {
         let next = next_placeholder(redacted, end).map_or(redacted.len(), |n| n.start);
         let segment = &redacted[end..next];
         let resume = if next == redacted.len() {
-            raw.len().checked_sub(segment.len()).filter(|&at| {
-                at >= r && raw.get(at..) == Some(segment)
-            })?
+            raw.len()
+                .checked_sub(segment.len())
+                .filter(|&at| at >= r && raw.get(at..) == Some(segment))?
         } else {
             find_from(raw, r + 1, segment)?
         };

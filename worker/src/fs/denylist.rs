@@ -507,7 +507,13 @@ mod tests {
             assert!(denied(&list, &p.to_uppercase()), "{p} upper case");
         }
         // Near misses stay readable.
-        for p in ["src/env.rs", "docs/environment.md", "p8.txt", "history.md", "secrets.py"] {
+        for p in [
+            "src/env.rs",
+            "docs/environment.md",
+            "p8.txt",
+            "history.md",
+            "secrets.py",
+        ] {
             assert!(!denied(&list, p), "{p} should be allowed");
         }
     }

@@ -410,7 +410,8 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
 fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
     // `std::fs::read_dir` follows links: look first.
     require_directory(ws, path)?;
-    let rd = std::fs::read_dir(crate::workspace::host_path(ws.root(), path.rel())).map_err(|e| io_to_wire(&e))?;
+    let rd = std::fs::read_dir(crate::workspace::host_path(ws.root(), path.rel()))
+        .map_err(|e| io_to_wire(&e))?;
     let mut out = Vec::new();
     for entry in rd {
         let Ok(entry) = entry else {
@@ -463,7 +464,8 @@ pub fn read_for_scan(ws: &Workspace, rel: &str, max: u64) -> Result<Vec<u8>, Sca
         if meta.kind != Kind::File {
             return Err(ScanSkip::NotRegular);
         }
-        let file = File::open(crate::workspace::host_path(ws.root(), rel)).map_err(|_| ScanSkip::Unreadable)?;
+        let file = File::open(crate::workspace::host_path(ws.root(), rel))
+            .map_err(|_| ScanSkip::Unreadable)?;
         let m = file.metadata().map_err(|_| ScanSkip::Unreadable)?;
         (file, sys::meta_of(&m))
     };

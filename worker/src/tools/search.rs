@@ -391,6 +391,11 @@ fn scan_file(
             }
         })
         .collect();
+    // The report counts a file only when it is answered for: whether the
+    // first search matched raw text must not show through it either.
+    if sink.found == 0 {
+        report = RedactionReport::default();
+    }
     results.add(rel, sink.found, matches, &report);
 }
 
