@@ -16,6 +16,8 @@ use crate::fs::containment;
 use crate::fs::symlinks::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
+use crate::tools::read_file::split_lines;
+use moat_protocol::limits::SIGNATURE_CHARS;
 use crate::symbols::{self, CompiledQuery, Language, Query};
 use crate::walk;
 use crate::workspace::Workspace;
@@ -28,6 +30,19 @@ struct Acc {
     scanned: u64,
     timed_out: bool,
     report: RedactionReport,
+}
+
+/// The signature of a definition on 1-based `line`, taken from the redacted
+/// `lines` instead of the raw `raw_signature`: as many lines as it spans,
+/// leading blanks trimmed, cut to the signature cap.
+fn signature_from(lines: &[&str], line: u64, raw_signature: &str) -> String {
+    let spans = raw_signature.matches('\n').count();
+    let Some(first) = usize::try_from(line).ok().and_then(|l| l.checked_sub(1)) else {
+        return String::new();
+    };
+    let end = first.saturating_add(spans).saturating_add(1).min(lines.len());
+    let text = lines.get(first..end).map(|l| l.join("\n")).unwrap_or_default();
+    text.trim_start().chars().take(SIGNATURE_CHARS).collect()
 }
 
 /// Run `find_symbol`.
@@ -70,7 +85,21 @@ pub fn run(
             && let std::borrow::Cow::Owned(redacted) =
                 sources::redact_source(ws.redactor(), text, &mut report)
         {
-            found = query.find_in_source_until(lang, rel, &redacted, Some(deadline.instant()));
+            let again = query.find_in_source_until(lang, rel, &redacted, Some(deadline.instant()));
+            if again.definitions.len() == found.definitions.len()
+                && (found.unparseable || !again.unparseable)
+            {
+                found = again;
+            } else {
+                // A placeholder changed what parses (it swallowed a closing
+                // quote): keep what the raw text defines, with each
+                // signature cut from the same lines of the redacted text.
+                let lines = split_lines(&redacted);
+                for d in &mut found.definitions {
+                    d.signature = signature_from(&lines, d.line, &d.signature);
+                }
+                found.timed_out |= again.timed_out;
+            }
         }
         let Ok(mut a) = acc.lock() else { return false };
         a.report.merge(&report);
