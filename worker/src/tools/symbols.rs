@@ -16,11 +16,11 @@ use crate::fs::containment;
 use crate::fs::symlinks::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
-use crate::tools::read_file::split_lines;
-use moat_protocol::limits::SIGNATURE_CHARS;
 use crate::symbols::{self, CompiledQuery, Language, Query};
+use crate::tools::read_file::split_lines;
 use crate::walk;
 use crate::workspace::Workspace;
+use moat_protocol::limits::SIGNATURE_CHARS;
 
 #[derive(Default)]
 struct Acc {
@@ -40,8 +40,14 @@ fn signature_from(lines: &[&str], line: u64, raw_signature: &str) -> String {
     let Some(first) = usize::try_from(line).ok().and_then(|l| l.checked_sub(1)) else {
         return String::new();
     };
-    let end = first.saturating_add(spans).saturating_add(1).min(lines.len());
-    let text = lines.get(first..end).map(|l| l.join("\n")).unwrap_or_default();
+    let end = first
+        .saturating_add(spans)
+        .saturating_add(1)
+        .min(lines.len());
+    let text = lines
+        .get(first..end)
+        .map(|l| l.join("\n"))
+        .unwrap_or_default();
     text.trim_start().chars().take(SIGNATURE_CHARS).collect()
 }
 
