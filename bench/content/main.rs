@@ -140,6 +140,7 @@ fn read_file(text: &str) -> (Request, ToolOutput) {
         end_line: lines,
         truncated: false,
         text: body.to_owned(),
+        redaction: Default::default(),
     });
     (request, output)
 }

@@ -9,17 +9,23 @@
 //! otherwise take the closing tag of content ending in `Authorization:
 //! Bearer` for the token and replace it, leaving the fence unclosed.)
 //!
-//! The worker is not trusted to do any of this: it runs here, in the broker,
-//! on the assembled result.
+//! The worker has already redacted every source an answer was cut from, whole
+//! and raw (`moat_worker::sources`), so multi-line forms and context outside
+//! an excerpt were seen. It is not trusted to have done so: this pass runs
+//! here, in the broker, on the assembled result, whatever the worker did.
+//! Single-line shapes are caught here even from a worker that skipped its
+//! own pass; see SECURITY.md for what such a worker could still show.
 
+use moat_protocol::response::RedactionCounts;
 use serde_json::{Map, Value, json};
 
 use crate::error::Refusal;
 use crate::fence::{Nonce, fence};
 use crate::redact::{RedactionReport, Redactor};
-use crate::render::Rendered;
+use crate::render::{FenceText, Rendered, number_lines};
 use crate::scan::Scanner;
 use crate::tools::Tool;
+use moat_worker::sources::redact_source;
 
 /// The compiled controls, shared by every call.
 #[derive(Debug)]
@@ -54,6 +60,8 @@ impl Controls {
             mut structured,
             untrusted,
             scan,
+            fence_text,
+            worker_redaction,
         } = rendered;
         let mut report = RedactionReport::default();
         let mut fenced = None;
@@ -62,24 +70,68 @@ impl Controls {
             // The assessment reads the raw text; its excerpts pass through the
             // redaction pass below with everything else.
             let assessment = if self.scan {
-                match &scan {
-                    Some((text, offset)) => {
-                        let mut a = self.scanner.assess(text).to_json();
-                        shift_lines(&mut a, *offset);
-                        a
+                let (text, offset) = match (&scan, fence_text) {
+                    (Some((text, offset)), _) => (text.as_str(), *offset),
+                    (None, FenceText::Numbered { start, .. }) => {
+                        (raw.as_str(), start.saturating_sub(1))
                     }
-                    None => self.scanner.assess(&raw).to_json(),
-                }
+                    (None, _) => (raw.as_str(), 0),
+                };
+                let mut a = self.scanner.assess(text).to_json();
+                shift_lines(&mut a, offset);
+                a
             } else {
                 json!({"level": "none", "risk": 0.0, "invisible_characters": 0, "signals": []})
             };
             structured.insert("untrusted_content".into(), Value::Bool(true));
             structured.insert("content_assessment".into(), assessment);
-            let raw = self.redactor.redact_str(&raw, &mut report).unwrap_or(raw);
+            let raw = self.redact_fenced(raw, fence_text, &mut report);
             let nonce = Nonce::generate();
             fenced = Some(fence(label, &nonce, &raw));
         }
-        self.assemble(summary, fenced, structured, report, false)
+        self.assemble(
+            summary,
+            fenced,
+            structured,
+            report,
+            &worker_redaction,
+            false,
+        )
+    }
+
+    /// The broker's pass over file-derived text, read as `how` says (see
+    /// [`FenceText`]): what the broker adds around the content is never read
+    /// together with it.
+    fn redact_fenced(&self, raw: String, how: FenceText, report: &mut RedactionReport) -> String {
+        match how {
+            FenceText::Whole => self.redactor.redact_str(&raw, report).unwrap_or(raw),
+            FenceText::PerLine => {
+                // When the joined text has nothing to replace, no line has
+                // (the argument of `Redactor::redact_value`): one scan.
+                if self
+                    .redactor
+                    .redact_str(&raw, &mut RedactionReport::default())
+                    .is_none()
+                {
+                    return raw;
+                }
+                let mut out = String::with_capacity(raw.len());
+                for (i, line) in raw.split('\n').enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    match self.redactor.redact_str(line, report) {
+                        Some(redacted) => out.push_str(&redacted),
+                        None => out.push_str(line),
+                    }
+                }
+                out
+            }
+            FenceText::Numbered { start, end } => {
+                let text = redact_source(&self.redactor, &raw, report);
+                number_lines(&text, start, end)
+            }
+        }
     }
 
     /// Assemble a refusal: `{content, structuredContent: {error, message, remedy?}, isError: true}`.
@@ -96,11 +148,19 @@ impl Controls {
         if !refusal.remedy.is_empty() {
             structured.insert("remedy".into(), Value::from(refusal.remedy.clone()));
         }
-        self.assemble(text, None, structured, RedactionReport::default(), true)
+        self.assemble(
+            text,
+            None,
+            structured,
+            RedactionReport::default(),
+            &RedactionCounts::default(),
+            true,
+        )
     }
 
     /// Redact `summary` and `structured` into `report` (which already counts
-    /// what redacting the fenced text replaced), attach the report, and build
+    /// what redacting the fenced text replaced), attach the report with what
+    /// the worker's pass over whole sources replaced added to it, and build
     /// the result. `fenced` is already redacted and is not read again.
     fn assemble(
         &self,
@@ -108,6 +168,7 @@ impl Controls {
         fenced: Option<String>,
         structured: Map<String, Value>,
         mut report: RedactionReport,
+        worker: &RedactionCounts,
         is_error: bool,
     ) -> Map<String, Value> {
         let summary = self
@@ -121,7 +182,7 @@ impl Controls {
         let mut structured = Value::Object(structured);
         self.redactor.redact_value(&mut structured, &mut report);
         if let Value::Object(s) = &mut structured {
-            s.insert("redaction".into(), report.to_json());
+            s.insert("redaction".into(), report_json(&report, worker));
         }
         let mut result = Map::new();
         result.insert("content".into(), Value::Array(content));
@@ -129,6 +190,24 @@ impl Controls {
         result.insert("isError".into(), Value::Bool(is_error));
         result
     }
+}
+
+/// `structuredContent.redaction`: the broker's report plus the worker's.
+/// Rule names the worker reports are kept only when they are rules this
+/// build has (a compromised worker cannot put text of its own there).
+fn report_json(report: &RedactionReport, worker: &RedactionCounts) -> Value {
+    let known = Redactor::rule_names();
+    let mut rules: Vec<&str> = report.rules();
+    rules.extend(
+        worker
+            .rules
+            .iter()
+            .filter_map(|r| known.iter().find(|k| **k == r.as_str()).copied()),
+    );
+    rules.sort_unstable();
+    rules.dedup();
+    let count = report.count().saturating_add(worker.count);
+    json!({"applied": count > 0, "count": count, "rules": rules})
 }
 
 /// Add `offset` to every finding's line number.

@@ -51,6 +51,7 @@ fn read_file(path: &str, text: &str, start: u64) -> (Request, ToolOutput) {
             end_line: start - 1 + lines,
             truncated: false,
             text: text.to_owned(),
+            redaction: Default::default(),
         }),
     )
 }
@@ -106,6 +107,7 @@ fn search_code(name: &str, line: &str) -> (Request, ToolOutput) {
             skipped_reasons: Default::default(),
             truncated: false,
             timed_out: false,
+            redaction: Default::default(),
         }),
     )
 }
@@ -135,6 +137,7 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
             skipped_reasons: Default::default(),
             truncated: false,
             timed_out: false,
+            redaction: Default::default(),
         }),
     )
 }

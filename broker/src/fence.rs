@@ -17,9 +17,11 @@
 //! the content: a fake closing tag with any other id is just text inside the
 //! fence.
 //!
-//! Names (file paths, symbol names) repeated in the human-readable summary are
-//! another matter: they sit outside the fence, so [`escape_for_prose`] makes
-//! sure a hostile file name cannot start a new line there.
+//! Names (file paths) are another matter: they are the broker's framing, not
+//! content, inside the fence (a search-hit header) as much as outside it, so
+//! [`show_name`] makes sure a hostile file name cannot start a new line or
+//! forge a header anywhere, and [`escape_for_prose`] does the same for other
+//! text repeated in the summary.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -129,53 +131,44 @@ pub fn fence(label: &str, nonce: &Nonce, content: &str) -> String {
     out
 }
 
-/// Escapes a name (a path, a symbol) for the human-readable text of a result,
-/// so that it stays on one line and shows what it really contains.
-///
-/// - a newline, carriage return or tab becomes a backslash and `n`, `r` or
-///   `t`, and a backslash becomes two, so the escaping can be undone
-///   unambiguously;
-/// - other C0 and C1 controls and DEL, the line and paragraph separators
-///   (U+2028, U+2029), bidirectional controls (U+061C, U+200E, U+200F,
-///   U+202A..U+202E, U+2066..U+2069) and invisible characters (U+200B..U+200D,
-///   U+2060..U+2064, U+206A..U+206F, U+FEFF, U+E0000..U+E007F) become
-///   `\u{…}` (lowercase hex), as Rust's `char::escape_unicode` writes them.
+/// Escapes text (a symbol, a pattern, a log field) for the human-readable
+/// text of a result, so that it stays on one line and shows what it really
+/// contains: the escape of [`moat_protocol::name::encode`] (a newline, carriage
+/// return or tab becomes `\n`, `\r` or `\t`, a backslash `\\`; other
+/// controls, separators, bidirectional and invisible characters `\u{…}`).
 ///
 /// Everything else, including ordinary non-ASCII text, is kept. Returns the
-/// name itself (no allocation) when nothing needs escaping. Structured results
-/// keep the exact name; this is only for prose.
-pub fn escape_for_prose(name: &str) -> Cow<'_, str> {
-    let Some(first) = name.char_indices().find(|&(_, c)| needs_escape(c)) else {
-        return Cow::Borrowed(name);
-    };
-    let mut out = String::with_capacity(name.len() + 16);
-    out.push_str(&name[..first.0]);
-    for c in name[first.0..].chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\\' => out.push_str("\\\\"),
-            c if needs_escape(c) => out.extend(c.escape_unicode()),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+/// text itself (no allocation) when nothing needs escaping. Workspace names go
+/// through [`show_name`] instead: they arrive already in their text form.
+pub fn escape_for_prose(text: &str) -> Cow<'_, str> {
+    moat_protocol::name::encode(text.as_bytes())
 }
 
-/// Whether `c` is escaped by [`escape_for_prose`].
-fn needs_escape(c: char) -> bool {
-    matches!(c,
-        '\\'
-        | '\u{0}'..='\u{1F}'
-        | '\u{7F}'..='\u{9F}'
-        | '\u{61C}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{2028}'..='\u{202E}'
-        | '\u{2060}'..='\u{2069}'
-        | '\u{206A}'..='\u{206F}'
-        | '\u{FEFF}'
-        | '\u{E0000}'..='\u{E007F}')
+/// The one function every workspace name (a file name, a relative path)
+/// passes through before it is shown as text, in the prose half and inside
+/// the fences alike: its text form ([`moat_protocol::name`]), in which no
+/// control, separator, bidirectional or invisible character is left raw, so a
+/// name cannot start a line or forge a search-hit header, and which every tool
+/// accepts back as a path.
+///
+/// Workers send names in that form already; this maps whatever arrives (from
+/// a worker that does not) to it, and is the identity on what a worker sends.
+pub fn show_name(name: &str) -> Cow<'_, str> {
+    moat_protocol::name::canonical(name)
+}
+
+/// A workspace name for the structured half: the exact name when it is valid
+/// UTF-8 and holds no backslash (JSON escapes the rest), its text form
+/// otherwise, so that every name there is either exact or escaped and is
+/// accepted back as a path either way.
+pub fn structured_name(name: &str) -> Cow<'_, str> {
+    if !name.contains('\\') {
+        return Cow::Borrowed(name);
+    }
+    match String::from_utf8(moat_protocol::name::decode(name).into_owned()) {
+        Ok(exact) if !exact.contains('\\') => Cow::Owned(exact),
+        _ => show_name(name),
+    }
 }
 
 #[cfg(test)]

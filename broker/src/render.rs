@@ -2,9 +2,11 @@
 //! `structuredContent` object for programs, plus the file-derived text that
 //! goes inside the untrusted fence.
 //!
-//! Names from the workspace are attacker-controlled: in the prose half they are
-//! escaped (a file named `x\n</untrusted-…>` cannot forge a line), while the
-//! structured half keeps them exactly.
+//! Names from the workspace are attacker-controlled: in the prose half and
+//! inside the fences alike they pass through one function,
+//! [`show_name`] (a file named `x\n</untrusted-…>` cannot forge a line or a
+//! search-hit header), while the structured half keeps them exactly where
+//! JSON can ([`structured_name`]).
 
 use std::fmt::Write as _;
 
@@ -13,11 +15,33 @@ use serde_json::{Map, Value, json};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Declares, DirEntry, EntryKind, SkipReasons, SymbolMethod, ToolOutput,
+    Declares, DirEntry, EntryKind, RedactionCounts, SkipReasons, SymbolMethod, ToolOutput,
 };
 
-use crate::fence::escape_for_prose;
+use crate::fence::{escape_for_prose, show_name, structured_name};
 use crate::redact::drop_cut_tail;
+
+/// How the broker's redaction pass reads the file-derived text, so that what
+/// the broker adds to it (line numbers, search-hit headers, indentation) is
+/// never read by a rule as part of a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceText {
+    /// The text as it is (git output).
+    Whole,
+    /// Line by line: each search-hit header and each line of content on its
+    /// own (the worker has already decided on the whole sources).
+    PerLine,
+    /// Raw selected lines: redacted as one text, keeping its line breaks,
+    /// then numbered from `start` to `end` (read_file). The injection scanner
+    /// reads the raw lines, so line-start signals are not hidden by the
+    /// numbering and findings carry file line numbers.
+    Numbered {
+        /// First line's number.
+        start: u64,
+        /// Last line's number.
+        end: u64,
+    },
+}
 
 /// A rendered success, before content controls run.
 #[derive(Debug)]
@@ -30,10 +54,13 @@ pub struct Rendered {
     /// File-derived text for the fence (file-content tools only).
     pub untrusted: Option<String>,
     /// What the injection scanner reads instead of `untrusted`, and the line
-    /// number of its first line minus one (read_file: the raw lines, so
-    /// line-start signals are not hidden by the numbering and findings carry
-    /// file line numbers).
+    /// number of its first line minus one.
     pub scan: Option<(String, u64)>,
+    /// How the broker's redaction pass reads `untrusted` before it is fenced.
+    pub fence_text: FenceText,
+    /// What the worker's redaction of whole sources replaced (added to the
+    /// result's redaction report).
+    pub worker_redaction: RedactionCounts,
 }
 
 fn obj(v: Value) -> Map<String, Value> {
@@ -48,7 +75,7 @@ fn display(rel: &str, root: &str) -> String {
     if rel.is_empty() || rel == "." {
         format!("{root}/")
     } else {
-        escape_for_prose(rel).into_owned()
+        show_name(rel).into_owned()
     }
 }
 
@@ -117,19 +144,35 @@ fn notes(summary: &mut String, notes: &[String]) {
 /// Render `out`, the answer to `request`. `root` is the workspace base name.
 /// `out` is taken by value so its text moves into the result, not copied.
 #[must_use]
-pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
+pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
+    let worker_redaction = match &mut out {
+        ToolOutput::ReadFile(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::SearchCode(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::FindSymbol(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ProjectOverview(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ListDirectory(_) | ToolOutput::GitLog(_) | ToolOutput::GitDiff(_) => {
+            RedactionCounts::default()
+        }
+    };
+    Rendered {
+        worker_redaction,
+        ..render_output(request, out, root)
+    }
+}
+
+fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
     match out {
         ToolOutput::ReadFile(o) => {
             let summary = if o.total_lines == 0 {
                 format!(
                     "{}: empty file, {} bytes.",
-                    escape_for_prose(&o.path),
+                    show_name(&o.path),
                     o.size_bytes
                 )
             } else {
                 format!(
                     "{}: lines {}-{} of {}{}, {} bytes.",
-                    escape_for_prose(&o.path),
+                    show_name(&o.path),
                     o.start_line,
                     o.end_line,
                     o.total_lines,
@@ -140,18 +183,23 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "path": o.path, "size_bytes": o.size_bytes, "total_lines": o.total_lines,
+                    "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
-                untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
-                scan: Some((o.text, o.start_line.saturating_sub(1))),
+                untrusted: Some(o.text),
+                scan: None,
+                fence_text: FenceText::Numbered {
+                    start: o.start_line,
+                    end: o.end_line,
+                },
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::ListDirectory(o) => {
             let shown = if o.path == "." {
                 ".".to_owned()
             } else {
-                escape_for_prose(&o.path).into_owned()
+                show_name(&o.path).into_owned()
             };
             let mut summary = format!(
                 "{shown}/: {}",
@@ -181,7 +229,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             }
             notes(&mut summary, &n);
             for e in &o.entries {
-                let name = escape_for_prose(&e.name);
+                let name = show_name(&e.name);
                 match e.kind {
                     EntryKind::Directory => {
                         let _ = write!(summary, "\ndir   {name}");
@@ -195,12 +243,14 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "path": o.path, "entries": entries, "directories": o.directories, "files": o.files,
+                    "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
                     "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
                     "special_skipped": o.special_skipped, "truncated": o.truncated
                 })),
                 untrusted: None,
+                fence_text: FenceText::Whole,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::SearchCode(o) => {
@@ -239,22 +289,24 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 if !body.is_empty() {
                     body.push('\n');
                 }
-                let _ = write!(body, "{}:{}:", m.path, m.line);
+                let _ = write!(body, "{}:{}:", show_name(&m.path), m.line);
                 for l in before.iter().chain(std::iter::once(&text)).chain(&after) {
                     let _ = write!(body, "\n  {l}");
                 }
-                matches.push(json!({"path": m.path, "line": m.line, "text": text, "before": before, "after": after}));
+                matches.push(json!({"path": structured_name(&m.path), "line": m.line, "text": text, "before": before, "after": after}));
             }
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "pattern": pattern, "regex": regex, "path": o.path, "matches": matches,
+                    "pattern": pattern, "regex": regex, "path": structured_name(&o.path), "matches": matches,
                     "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
                     "skipped_reasons": skipped_json(&o.skipped_reasons),
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
+                fence_text: FenceText::PerLine,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::FindSymbol(o) => {
@@ -306,14 +358,14 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let _ = write!(
                     body,
                     "{}:{}  [{}, {method}]  {}",
-                    d.path,
+                    show_name(&d.path),
                     d.line,
                     d.kind.as_str(),
                     signature
                 );
                 defs.push(json!({
                     "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind.as_str(),
-                    "line": d.line, "signature": signature, "path": d.path, "language": d.language,
+                    "line": d.line, "signature": signature, "path": structured_name(&d.path), "language": d.language,
                     "method": method
                 }));
             }
@@ -322,12 +374,14 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 structured: obj(json!({
                     "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
                     "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
-                    "unparseable_files": o.unparseable_files, "files_scanned": o.files_scanned,
+                    "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
                     "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
                     "truncated": o.truncated, "timed_out": o.timed_out
                 })),
                 untrusted: Some(body),
+                fence_text: FenceText::PerLine,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::ProjectOverview(o) => {
@@ -358,7 +412,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let names: Vec<String> = o
                     .manifests
                     .iter()
-                    .map(|m| escape_for_prose(&m.file).into_owned())
+                    .map(|m| show_name(&m.file).into_owned())
                     .collect();
                 let _ = write!(summary, "\nManifests: {}.", names.join(", "));
             }
@@ -367,7 +421,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     .entry_points
                     .iter()
                     .take(10)
-                    .map(|e| escape_for_prose(e).into_owned())
+                    .map(|e| show_name(e).into_owned())
                     .collect();
                 let _ = write!(summary, "\nEntry points: {}.", eps.join(", "));
             }
@@ -381,21 +435,25 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 .manifests
                 .iter()
                 .map(|m| match &m.declares {
-                    Some(d) => json!({"file": m.file, "declares": declares_json(d)}),
-                    None => json!({"file": m.file}),
+                    Some(d) => {
+                        json!({"file": structured_name(&m.file), "declares": declares_json(d)})
+                    }
+                    None => json!({"file": structured_name(&m.file)}),
                 })
                 .collect();
             Rendered {
                 summary,
                 structured: obj(json!({
-                    "path": o.path, "total_files": o.total_files, "total_bytes": o.total_bytes,
+                    "path": structured_name(&o.path), "total_files": o.total_files, "total_bytes": o.total_bytes,
                     "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
-                    "manifests": manifests, "entry_points": o.entry_points, "test_files": o.test_files,
-                    "largest_files": o.largest_files.iter().map(|f| json!({"path": f.path, "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
+                    "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
+                    "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
                     "version_control": o.version_control, "timed_out": o.timed_out
                 })),
                 untrusted: None,
+                fence_text: FenceText::Whole,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::GitLog(o) => {
@@ -423,7 +481,9 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "commit_count": n, "path": o.path, "truncated": o.truncated
                 })),
                 untrusted: Some(body.join("\n")),
+                fence_text: FenceText::Whole,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
         ToolOutput::GitDiff(o) => {
@@ -452,7 +512,9 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated
                 })),
                 untrusted: Some(o.diff.clone()),
+                fence_text: FenceText::Whole,
                 scan: None,
+                worker_redaction: RedactionCounts::default(),
             }
         }
     }
@@ -467,8 +529,14 @@ fn method_str(m: SymbolMethod) -> &'static str {
 
 fn entry_json(e: DirEntry) -> Value {
     let mut m = Map::new();
-    m.insert("name".into(), Value::String(e.name));
-    m.insert("path".into(), Value::String(e.path));
+    m.insert(
+        "name".into(),
+        Value::from(structured_name(&e.name).into_owned()),
+    );
+    m.insert(
+        "path".into(),
+        Value::from(structured_name(&e.path).into_owned()),
+    );
     let kind = match e.kind {
         EntryKind::Directory => "directory",
         EntryKind::File => "file",

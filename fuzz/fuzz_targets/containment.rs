@@ -151,6 +151,7 @@ fn build() -> std::io::Result<Fixture> {
             follow_symlinks,
             allow_hard_links: false,
             deny_extra: vec![],
+            redact: true,
             git: None,
             sandbox: SandboxRequest::ProcessOnly,
         })

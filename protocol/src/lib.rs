@@ -47,6 +47,7 @@
 
 pub mod frame;
 pub mod limits;
+pub mod name;
 pub mod request;
 pub mod response;
 pub mod wire_error;

@@ -22,6 +22,10 @@ pub struct WorkerInit {
     pub allow_hard_links: bool,
     /// Extra denylist entries (lower-cased); the built-in list cannot shrink.
     pub deny_extra: Vec<String>,
+    /// Redact credentials in file content before answering: the worker
+    /// decides on each whole raw source, then cuts lines, excerpts and
+    /// context from the redacted text (the broker redacts everything again).
+    pub redact: bool,
     /// How git is run, when the broker found a git binary.
     pub git: Option<GitSetup>,
     /// What confinement the worker must reach before serving.

@@ -73,6 +73,17 @@ pub enum ToolOutput {
     GitDiff(GitDiffOutput),
 }
 
+/// What the worker's redaction of whole sources replaced for one answer:
+/// how many replacements under which rules (names, never values). The broker
+/// adds it to the report it attaches to the result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedactionCounts {
+    /// Replacements made.
+    pub count: u64,
+    /// Names of the rules that fired, sorted and unique.
+    pub rules: Vec<String>,
+}
+
 /// Output of `read_file`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadFileOutput {
@@ -90,6 +101,8 @@ pub struct ReadFileOutput {
     pub truncated: bool,
     /// The selected lines joined by `\n`, without numbers or a final newline.
     pub text: String,
+    /// What redacting the whole file replaced.
+    pub redaction: RedactionCounts,
 }
 
 /// Kind of a directory entry.
@@ -217,6 +230,8 @@ pub struct SearchCodeOutput {
     pub truncated: bool,
     /// Stopped at the time budget.
     pub timed_out: bool,
+    /// What redacting the files with matches replaced.
+    pub redaction: RedactionCounts,
 }
 
 /// How a definition was found.
@@ -268,6 +283,8 @@ pub struct FindSymbolOutput {
     pub truncated: bool,
     /// Stopped at the time budget.
     pub timed_out: bool,
+    /// What redacting the files with definitions replaced.
+    pub redaction: RedactionCounts,
 }
 
 /// Per-language totals of `project_overview`.
@@ -371,6 +388,8 @@ pub struct ProjectOverviewOutput {
     pub version_control: String,
     /// The walk stopped at the time budget (counts are a lower bound).
     pub timed_out: bool,
+    /// What redacting the manifests replaced.
+    pub redaction: RedactionCounts,
 }
 
 /// One commit of `git_log`.

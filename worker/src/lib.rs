@@ -23,6 +23,7 @@
 //!     follow_symlinks: false,
 //!     allow_hard_links: false,
 //!     deny_extra: vec![],
+//!     redact: true,
 //!     git: None,
 //!     sandbox: SandboxRequest::ProcessOnly,
 //! };
@@ -40,6 +41,7 @@ pub mod pattern;
 pub mod process;
 pub mod redact;
 pub mod sandbox;
+pub mod sources;
 pub mod symbols;
 pub mod tools;
 pub mod walk;

@@ -24,6 +24,7 @@
 //!
 //! Order is not deterministic (threads race); callers sort their results.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -200,7 +201,7 @@ where
                     // Within the requested subtree (or not knowable): counted.
                     let inside = e_path(&e)
                         .and_then(|p| relative(root, p))
-                        .is_none_or(|rel| within(rel, start_rel) || leads_to(rel, start_rel));
+                        .is_none_or(|rel| within(&rel, start_rel) || leads_to(&rel, start_rel));
                     if inside && let Some(reason) = walk_error_reason(&e) {
                         count(skipped, reason);
                     }
@@ -214,7 +215,7 @@ where
                 count(skipped, SkipReason::NameNotUtf8);
                 return WalkState::Continue;
             };
-            if !within(rel, start_rel) {
+            if !within(&rel, start_rel) {
                 return WalkState::Continue;
             }
             if deadline.expired() {
@@ -226,6 +227,7 @@ where
                 capped.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
+            let rel: &str = &rel;
             let name = rel.rsplit('/').next().unwrap_or(rel);
             if visit(Found { rel, name }) {
                 WalkState::Continue
@@ -253,8 +255,24 @@ fn e_path(e: &ignore::Error) -> Option<&Path> {
     }
 }
 
-fn relative<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
-    path.strip_prefix(root).ok()?.to_str()
+/// `path` relative to `root`, in its text form ([`moat_protocol::name`]):
+/// borrowed for ordinary names, escaped for the others (a name that is not
+/// valid UTF-8 is walked too, and every tool accepts its text form back).
+fn relative<'p>(root: &Path, path: &'p Path) -> Option<Cow<'p, str>> {
+    let rel = path.strip_prefix(root).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(moat_protocol::name::encode(rel.as_os_str().as_bytes()))
+    }
+    #[cfg(not(unix))]
+    {
+        let text = rel.to_str()?;
+        Some(match moat_protocol::name::encode(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            Cow::Owned(o) => Cow::Owned(o),
+        })
+    }
 }
 
 /// Whether `rel` is inside `start` (or is it); `start` empty = the root.
@@ -291,10 +309,10 @@ fn keep(
     if is_dir && entry.file_name().to_str().is_some_and(skiplist::is_skipped) {
         return false;
     }
-    if deny.check_last(rel).is_some() {
+    if deny.check_last(&rel).is_some() {
         return false;
     }
-    within(rel, start) || (is_dir && leads_to(rel, start))
+    within(&rel, start) || (is_dir && leads_to(&rel, start))
 }
 
 #[cfg(test)]

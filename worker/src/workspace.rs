@@ -9,6 +9,7 @@ use moat_protocol::limits::Limits;
 use moat_protocol::request::{GitSetup, WorkerInit};
 
 use crate::fs::denylist::Denylist;
+use crate::redact::Redactor;
 
 /// The workspace. Built once per worker (or once per broker in in-process mode).
 #[derive(Debug)]
@@ -22,6 +23,7 @@ pub struct Workspace {
     follow_symlinks: bool,
     allow_hard_links: bool,
     git: Option<GitSetup>,
+    redactor: Redactor,
 }
 
 impl Workspace {
@@ -65,6 +67,7 @@ impl Workspace {
             follow_symlinks: init.follow_symlinks,
             allow_hard_links: init.allow_hard_links,
             git: init.git.clone(),
+            redactor: Redactor::new(init.redact),
         })
     }
 
@@ -104,6 +107,14 @@ impl Workspace {
         self.allow_hard_links
     }
 
+    /// The redactor whole sources pass through before any answer is cut
+    /// from them (disabled when the broker's configuration turns redaction
+    /// off).
+    #[must_use]
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
     /// git as resolved by the broker, if any.
     #[must_use]
     pub fn git(&self) -> Option<&GitSetup> {
@@ -124,12 +135,12 @@ impl Workspace {
         {
             use rustix::fs::{AtFlags, FileType};
             let st =
-                rustix::fs::statat(self.root_fd(), rel_or_dot(rel), AtFlags::SYMLINK_NOFOLLOW)?;
+                rustix::fs::statat(self.root_fd(), &*rel_or_dot(rel), AtFlags::SYMLINK_NOFOLLOW)?;
             Ok(FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
         }
         #[cfg(not(target_os = "linux"))]
         {
-            Ok(std::fs::symlink_metadata(self.root.join(rel))?
+            Ok(std::fs::symlink_metadata(host_path(&self.root, rel))?
                 .file_type()
                 .is_symlink())
         }
@@ -140,21 +151,49 @@ impl Workspace {
         #[cfg(target_os = "linux")]
         {
             use std::os::unix::ffi::OsStringExt;
-            let target = rustix::fs::readlinkat(self.root_fd(), rel_or_dot(rel), Vec::new())?;
+            let target = rustix::fs::readlinkat(self.root_fd(), &*rel_or_dot(rel), Vec::new())?;
             Ok(PathBuf::from(std::ffi::OsString::from_vec(
                 target.into_bytes(),
             )))
         }
         #[cfg(not(target_os = "linux"))]
         {
-            std::fs::read_link(self.root.join(rel))
+            std::fs::read_link(host_path(&self.root, rel))
         }
     }
 }
 
-/// `rel`, or `.` for the root (the kernel wants a non-empty path).
+/// The path the kernel is given for `rel`, or `.` for the root (the kernel
+/// wants a non-empty path). `rel` is a name's text form
+/// ([`moat_protocol::name`]): an escaped byte is given back as that byte.
 #[must_use]
 #[cfg(target_os = "linux")]
-pub(crate) fn rel_or_dot(rel: &str) -> &str {
-    if rel.is_empty() { "." } else { rel }
+pub(crate) fn rel_or_dot(rel: &str) -> std::borrow::Cow<'_, std::ffi::OsStr> {
+    use std::borrow::Cow;
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    if rel.is_empty() {
+        return Cow::Borrowed(OsStr::new("."));
+    }
+    match moat_protocol::name::decode(rel) {
+        Cow::Borrowed(b) => Cow::Borrowed(OsStr::from_bytes(b)),
+        Cow::Owned(v) => Cow::Owned(OsString::from_vec(v)),
+    }
+}
+
+/// `rel` (a name's text form, see [`rel_or_dot`]) as a path to hand the
+/// standard library, beneath `root`.
+#[must_use]
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn host_path(root: &Path, rel: &str) -> PathBuf {
+    let bytes = moat_protocol::name::decode(rel);
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        root.join(std::ffi::OsStr::from_bytes(&bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        root.join(String::from_utf8_lossy(&bytes).as_ref())
+    }
 }

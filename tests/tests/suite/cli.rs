@@ -102,8 +102,8 @@ fn doctor_prints_the_report_lines() {
     assert_eq!(d["follow symlinks"], "false", "{run}");
     assert_eq!(d["redact secrets"], "true", "{run}");
     assert_eq!(d["scan content"], "true", "{run}");
-    assert_eq!(d["denied names"], "19", "{run}");
-    assert_eq!(d["denied patterns"], "14", "{run}");
+    assert_eq!(d["denied names"], "49", "{run}");
+    assert_eq!(d["denied patterns"], "32", "{run}");
     assert_eq!(d["http auth"], "NOT SET", "{run}");
     assert_eq!(run.stdout.trim_end().lines().last(), Some("ready"), "{run}");
 

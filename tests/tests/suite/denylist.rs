@@ -219,3 +219,100 @@ fn listings_count_denied_entries_without_naming_them() {
         assert!(!r.to_string().contains("deploy.pem"));
     }
 }
+
+/// Credential files of common tools, from public secret-scanner path lists
+/// and the tools' own documentation (docs/redaction.md gives each reason).
+const TOOL_CREDENTIALS: [&str; 36] = [
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh/hosts.yml",
+    ".config/hub",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    "keys/AuthKey_ABC123.p8",
+    "terraform.tfvars",
+    "infra/prod.auto.tfvars",
+    "kubeconfig",
+    ".kube/config",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".yarnrc.yml",
+    "prod.env",
+    ".env-production",
+    ".env_local",
+    "home/.ssh-keys/id_ecdsa_sk",
+    "id_ed25519_sk",
+    "backup_ecdsa",
+    "etc/ssh_host_ed25519_key",
+    "client_secret_42.apps.googleusercontent.com.json",
+    "app-firebase-adminsdk-x1y2.json",
+    ".bash_history",
+    "vpn/office.ovpn",
+    ".dockercfg",
+    ".terraformrc",
+    ".databrickscfg",
+    ".sentryclirc",
+    "config/secrets.yml",
+    ".streamlit/secrets.toml",
+    "auth.json",
+    "jenkins/credentials.xml",
+    ".passwd-s3fs",
+    ".mylogin.cnf",
+];
+
+#[test]
+fn tool_credential_files_are_refused_unlisted_and_never_searched() {
+    let fx = Fixture::new();
+    for p in TOOL_CREDENTIALS {
+        fx.file(p, format!("{CONTENT}\n"));
+    }
+    fx.file("src/app.py", format!("# mentions {CONTENT} once\n"));
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        for p in TOOL_CREDENTIALS {
+            for spelling in [p.to_owned(), format!("./{p}"), p.to_uppercase()] {
+                let (code, r) = call_err(&mut m, "read_file", json!({"path": spelling}));
+                // Upper case names a file that does not exist on a
+                // case-sensitive file system: refused by name all the same.
+                assert_eq!(code, "denied_path", "{mode:?} {spelling}: {r}");
+                assert!(!r.to_string().contains(CONTENT), "{r}");
+            }
+            let parent = p.rsplit_once('/').map_or(".", |(d, _)| d);
+            let base = p.rsplit('/').next().unwrap_or(p);
+            if let Ok(r) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                m.call(
+                    "list_directory",
+                    json!({"path": parent, "include_hidden": true}),
+                )
+            })) && r["isError"] == false
+            {
+                let names = super::util::entry_names(&r);
+                assert!(!names.iter().any(|n| n == base), "{mode:?} {p} listed: {r}");
+                assert!(
+                    r["structuredContent"]["hidden_by_denylist"]
+                        .as_u64()
+                        .unwrap()
+                        >= 1,
+                    "{mode:?} {parent}: {r}"
+                );
+            }
+        }
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": CONTENT, "max_results": 100}),
+        );
+        let hits: Vec<&str> = r["structuredContent"]["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(hits, ["src/app.py"], "{mode:?}: {r}");
+        assert!(
+            !text(&r, 1).contains(&format!("{CONTENT}\n")),
+            "{mode:?}: {r}"
+        );
+    }
+}

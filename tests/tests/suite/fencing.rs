@@ -311,8 +311,8 @@ fn a_file_name_cannot_inject_a_line_into_the_prose_half() {
     );
     assert_eq!(r["structuredContent"]["path"], evil(), "{line}");
 
-    // search_code under it: the summary names it escaped, the structured
-    // half keeps it, and the header inside the fence cannot close it.
+    // search_code under it: the summary and the hit header inside the fence
+    // name it escaped, the structured half keeps it.
     let (line, r) = call_line(
         &mut m,
         "search_code",
@@ -335,8 +335,8 @@ fn a_file_name_cannot_inject_a_line_into_the_prose_half() {
             .filter(|l| l.starts_with("</untrusted-search-results id="))
             .map(|l| l == format!("</untrusted-search-results id={nonce}>"))
             .collect::<Vec<_>>(),
-        [false, true],
-        "the fake closing line stays inside the real fence: {fenced}"
+        [true],
+        "the name inside the fence is escaped, so it forges no line: {fenced}"
     );
 
     // read_file of the file: its summary names it on one line.

@@ -255,11 +255,12 @@ fn denied_files_are_never_searched() {
     let fx = Fixture::seed_project();
     let mut m = start(&fx.root, Mode::Confined);
     // (Whether the key itself is redacted is the redaction suite's
-    // business; here: which files are searched.)
+    // business; here: which files are searched. The key's name, not the key:
+    // a match on a redacted value is no match.)
     let r = ok_result(
         &mut m,
         "search_code",
-        json!({"pattern": "AKIAIOSFODNN7EXAMPLE"}),
+        json!({"pattern": "AWS_ACCESS_KEY_ID"}),
     );
     let sc = &r["structuredContent"];
     let paths = match_paths(sc);
@@ -531,7 +532,7 @@ fn an_ignore_file_cannot_unhide_denied_or_skipped_trees() {
     let sc = ok(
         &mut m,
         "search_code",
-        json!({"pattern": "AKIA|leftpad", "regex": true, "respect_gitignore": false}),
+        json!({"pattern": "AWS_ACCESS_KEY_ID|leftpad", "regex": true, "respect_gitignore": false}),
     );
     assert_eq!(match_paths(&sc), ["src/demo/settings.py"], "{sc}");
 }

@@ -29,6 +29,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use moat_protocol::name;
 use moat_protocol::wire_error::{Denial, Outside, WireError};
 
 use crate::workspace::Workspace;
@@ -161,6 +162,16 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
     } else {
         lexical_components(path).ok_or(WireError::OutsideWorkspace(Outside::Escapes))?
     };
+    // Each component becomes the one text form of the name it stands for
+    // (`id\x5frsa` is `id_rsa`), so the denylist and the symlink checks
+    // below judge the name the kernel will be given, however it was spelt.
+    let mut canonical = Vec::with_capacity(relative.len());
+    for c in &relative {
+        if let Some(c) = canonical_component(c)? {
+            canonical.push(c);
+        }
+    }
+    let relative = canonical;
 
     let mut out: Vec<String> = Vec::new();
     // Work list, front = next component. `..` entries are kept as such.
@@ -221,6 +232,39 @@ fn resolve_components(ws: &Workspace, requested: &str) -> Result<Vec<String>, Wi
     Ok(out)
 }
 
+/// The text form of one requested component; `None` for `.`. A component
+/// whose escapes decode to a `/` or a NUL names nothing and is refused.
+fn canonical_component(c: &str) -> Result<Option<String>, WireError> {
+    if c == ".." {
+        return Ok(Some(c.to_owned()));
+    }
+    let bytes = name::decode(c);
+    if bytes.contains(&0) {
+        return Err(WireError::OutsideWorkspace(Outside::NulByte));
+    }
+    if bytes.contains(&b'/') {
+        return Err(WireError::OutsideWorkspace(Outside::Escapes));
+    }
+    if bytes.as_ref() == b"." {
+        return Ok(None);
+    }
+    Ok(Some(name::encode(&bytes).into_owned()))
+}
+
+/// The text form of a name read from the file system (a link target's
+/// component).
+fn os_text(s: &std::ffi::OsStr) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(name::encode(s.as_bytes()).into_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        s.to_str().map(|t| name::encode(t.as_bytes()).into_owned())
+    }
+}
+
 enum LinkTarget {
     /// Absolute, and not beneath the root.
     Outside,
@@ -232,7 +276,7 @@ enum LinkTarget {
 
 fn symlink_target(root: &Path, target: &Path) -> Option<LinkTarget> {
     if target.is_absolute() {
-        return Some(match strip_root(root, target) {
+        return Some(match strip_root_with(root, target, os_text) {
             Some(parts) => LinkTarget::FromRoot(parts),
             None => LinkTarget::Outside,
         });
@@ -240,7 +284,7 @@ fn symlink_target(root: &Path, target: &Path) -> Option<LinkTarget> {
     let mut parts = Vec::new();
     for c in target.components() {
         match c {
-            Component::Normal(s) => parts.push(s.to_str()?.to_owned()),
+            Component::Normal(s) => parts.push(os_text(s)?),
             Component::ParentDir => parts.push("..".to_owned()),
             Component::CurDir => {}
             Component::RootDir | Component::Prefix(_) => return Some(LinkTarget::Outside),
@@ -283,6 +327,15 @@ fn lexical_components(path: &Path) -> Option<Vec<String>> {
 /// If absolute `path` lies beneath `root` (component-wise, after lexically
 /// applying `..`), its components relative to the root.
 fn strip_root(root: &Path, path: &Path) -> Option<Vec<String>> {
+    strip_root_with(root, path, |s| s.to_str().map(str::to_owned))
+}
+
+/// [`strip_root`], each remaining component converted by `text`.
+fn strip_root_with(
+    root: &Path,
+    path: &Path,
+    text: fn(&std::ffi::OsStr) -> Option<String>,
+) -> Option<Vec<String>> {
     // Normalise `path` lexically first: `/ws/../etc` must not pass as `/ws`.
     let mut norm: Vec<std::ffi::OsString> = Vec::new();
     let mut prefix = PathBuf::new();
@@ -313,10 +366,7 @@ fn strip_root(root: &Path, path: &Path) -> Option<Vec<String>> {
     if !same {
         return None;
     }
-    norm[root_parts.len()..]
-        .iter()
-        .map(|s| s.to_str().map(str::to_owned))
-        .collect()
+    norm[root_parts.len()..].iter().map(|s| text(s)).collect()
 }
 
 #[cfg(any(windows, target_os = "macos"))]
@@ -413,6 +463,7 @@ mod tests {
                 follow_symlinks,
                 allow_hard_links: false,
                 deny_extra: vec![],
+                redact: true,
                 git: None,
                 sandbox: SandboxRequest::ProcessOnly,
             })

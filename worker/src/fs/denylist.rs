@@ -12,7 +12,8 @@
 
 use moat_protocol::wire_error::Denial;
 
-/// Exact file names, never read (the seed's 19).
+/// Exact file names, never read. Each entry's reason is in
+/// `docs/redaction.md`.
 pub const DENIED_NAMES: &[&str] = &[
     ".env",
     ".envrc",
@@ -33,9 +34,42 @@ pub const DENIED_NAMES: &[&str] = &[
     "known_hosts",
     "secring.gpg",
     "shadow",
+    // Tool credential stores and key files found in public secret-scanner
+    // path lists and the tools' own documentation.
+    "credentials.toml",
+    "credentials.xml",
+    "credentials.tfrc.json",
+    ".vault-token",
+    ".my.cnf",
+    ".mylogin.cnf",
+    ".s3cfg",
+    ".boto",
+    ".passwd-s3fs",
+    "passwd-s3fs",
+    ".yarnrc.yml",
+    ".dockercfg",
+    ".terraformrc",
+    "terraform.rc",
+    "terraform.tfvars",
+    "terraform.tfvars.json",
+    "kubeconfig",
+    ".databrickscfg",
+    ".sentryclirc",
+    ".msmtprc",
+    ".fetchmailrc",
+    ".xauthority",
+    "auth.json",
+    "secrets.yml",
+    "secrets.yaml",
+    "secrets.json",
+    "secrets.toml",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+    "id_xmss",
 ];
 
-/// Glob patterns matched against each lower-cased component (the seed's 14).
+/// Glob patterns matched against each lower-cased component. Each entry's
+/// reason is in `docs/redaction.md`.
 pub const DENIED_PATTERNS: &[&str] = &[
     ".env.*",
     "*.pem",
@@ -51,9 +85,28 @@ pub const DENIED_PATTERNS: &[&str] = &[
     "*_ed25519",
     "*.tfstate",
     "*.tfstate.backup",
+    ".env-*",
+    ".env_*",
+    "*.env",
+    "*.p8",
+    "*.pkcs12",
+    "*.ovpn",
+    "*.keychain",
+    "*.keychain-db",
+    "*.tfvars",
+    "*.tfvars.json",
+    "*_dsa",
+    "*_ecdsa",
+    "*_ecdsa_sk",
+    "*_ed25519_sk",
+    "ssh_host_*_key",
+    "client_secret*.json",
+    "*firebase-adminsdk*.json",
+    ".*_history",
 ];
 
-/// Directories whose whole subtree is refused (the seed's 9).
+/// Directories (and, with more than one segment, files) whose whole subtree
+/// is refused. Each entry's reason is in `docs/redaction.md`.
 pub const DENIED_DIRECTORIES: &[&str] = &[
     ".git",
     ".ssh",
@@ -64,6 +117,10 @@ pub const DENIED_DIRECTORIES: &[&str] = &[
     ".docker",
     ".config/gcloud",
     "node_modules/.cache",
+    ".cargo/credentials",
+    ".config/gh/hosts.yml",
+    ".config/hub",
+    ".terraform.d/credentials.tfrc.json",
 ];
 
 /// The compiled denylist.
@@ -394,6 +451,70 @@ mod tests {
             ".ssh/config",
         ] {
             assert!(denied(&list, p), "{p} should be denied");
+        }
+    }
+
+    /// Credential files of common tools, at the root and deeper, in any case.
+    pub(crate) const TOOL_CREDENTIALS: &[&str] = &[
+        ".cargo/credentials",
+        ".cargo/credentials.toml",
+        ".config/gh/hosts.yml",
+        ".config/hub",
+        ".terraform.d/credentials.tfrc.json",
+        ".vault-token",
+        "AuthKey_ABC123.p8",
+        "terraform.tfvars",
+        "infra/prod.auto.tfvars",
+        "infra/prod.tfvars.json",
+        "kubeconfig",
+        ".kube/config",
+        ".my.cnf",
+        ".s3cfg",
+        ".boto",
+        ".yarnrc.yml",
+        "prod.env",
+        ".env-production",
+        ".env_local",
+        ".env.staging",
+        ".ssh-free/id_ecdsa_sk",
+        "id_ed25519_sk",
+        "backup_ecdsa",
+        "etc/ssh/ssh_host_ed25519_key",
+        "client_secret_123.apps.googleusercontent.com.json",
+        "app-firebase-adminsdk-x1y2.json",
+        ".bash_history",
+        "vpn/office.ovpn",
+        "login.keychain-db",
+        ".dockercfg",
+        ".terraformrc",
+        ".databrickscfg",
+        ".sentryclirc",
+        "config/secrets.yml",
+        ".streamlit/secrets.toml",
+        "composer/auth.json",
+        "jenkins/credentials.xml",
+        "store.pkcs12",
+        ".passwd-s3fs",
+        ".mylogin.cnf",
+    ];
+
+    #[test]
+    fn tool_credential_files_are_denied() {
+        let list = Denylist::new(&[]);
+        for p in TOOL_CREDENTIALS {
+            assert!(denied(&list, p), "{p} should be denied");
+            assert!(denied(&list, &format!("deep/er/{p}")), "{p} deeper");
+            assert!(denied(&list, &p.to_uppercase()), "{p} upper case");
+        }
+        // Near misses stay readable.
+        for p in [
+            "src/env.rs",
+            "docs/environment.md",
+            "p8.txt",
+            "history.md",
+            "secrets.py",
+        ] {
+            assert!(!denied(&list, p), "{p} should be allowed");
         }
     }
 

@@ -114,7 +114,7 @@ mod sys {
     pub(super) fn open_beneath(ws: &Workspace, rel: &str, flags: OFlags) -> io::Result<OwnedFd> {
         Ok(rustix::fs::openat2(
             ws.root_fd(),
-            rel_or_dot(rel),
+            &*rel_or_dot(rel),
             flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
             RESOLVE,
@@ -235,7 +235,7 @@ mod sys {
 
     pub(super) fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
         Ok(meta_of(&std::fs::symlink_metadata(
-            ws.root().join(path.rel()),
+            crate::workspace::host_path(ws.root(), path.rel()),
         )?))
     }
 
@@ -257,7 +257,7 @@ mod sys {
             );
         }
         let file = opts
-            .open(ws.root().join(path.rel()))
+            .open(crate::workspace::host_path(ws.root(), path.rel()))
             .map_err(|e| io_to_wire(&e))?;
         let now = meta_of(&file.metadata().map_err(|e| io_to_wire(&e))?);
         check_regular(ws, &now, limit)?;
@@ -290,10 +290,24 @@ pub fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
 /// One entry of a directory, from a no-follow stat of the entry.
 #[derive(Debug, Clone)]
 pub struct RawEntry {
-    /// Base name (lossily converted if not UTF-8).
+    /// Base name, in its text form ([`moat_protocol::name::encode`]).
     pub name: String,
     /// What the entry is; `None` if it could not be stat'ed.
     pub meta: Option<Meta>,
+}
+
+/// The text form of a name read from the file system.
+#[cfg(not(target_os = "linux"))]
+fn os_name(name: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        moat_protocol::name::encode(name.as_bytes()).into_owned()
+    }
+    #[cfg(not(unix))]
+    {
+        moat_protocol::name::encode(name.to_string_lossy().as_bytes()).into_owned()
+    }
 }
 
 /// Read the entries of a directory (excluding `.` and `..`).
@@ -385,7 +399,7 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
                 .map(|st| sys::meta_of(&st)),
         };
         out.push(RawEntry {
-            name: String::from_utf8_lossy(bytes).into_owned(),
+            name: moat_protocol::name::encode(bytes).into_owned(),
             meta,
         });
     }
@@ -396,7 +410,8 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
 fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
     // `std::fs::read_dir` follows links: look first.
     require_directory(ws, path)?;
-    let rd = std::fs::read_dir(ws.root().join(path.rel())).map_err(|e| io_to_wire(&e))?;
+    let rd = std::fs::read_dir(crate::workspace::host_path(ws.root(), path.rel()))
+        .map_err(|e| io_to_wire(&e))?;
     let mut out = Vec::new();
     for entry in rd {
         let Ok(entry) = entry else {
@@ -408,7 +423,7 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
             .ok()
             .map(|m| sys::meta_of(&m));
         out.push(RawEntry {
-            name: entry.file_name().to_string_lossy().into_owned(),
+            name: os_name(&entry.file_name()),
             meta,
         });
     }
@@ -449,7 +464,8 @@ pub fn read_for_scan(ws: &Workspace, rel: &str, max: u64) -> Result<Vec<u8>, Sca
         if meta.kind != Kind::File {
             return Err(ScanSkip::NotRegular);
         }
-        let file = File::open(ws.root().join(rel)).map_err(|_| ScanSkip::Unreadable)?;
+        let file = File::open(crate::workspace::host_path(ws.root(), rel))
+            .map_err(|_| ScanSkip::Unreadable)?;
         let m = file.metadata().map_err(|_| ScanSkip::Unreadable)?;
         (file, sys::meta_of(&m))
     };

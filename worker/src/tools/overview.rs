@@ -15,6 +15,8 @@ use crate::deadline::Deadline;
 use crate::fs::containment;
 use crate::fs::symlinks::{self, Kind};
 use crate::overview::{classify, manifest};
+use crate::redact::RedactionReport;
+use crate::sources;
 use crate::symbols::Language;
 use crate::walk;
 use crate::workspace::Workspace;
@@ -107,6 +109,9 @@ pub fn run(
     a.largest.truncate(10);
     a.entry_points.sort();
 
+    // Manifests are redacted whole before they are parsed: what they declare
+    // (names, versions, dependency specs) is cut from redacted text.
+    let mut report = RedactionReport::default();
     let mut manifests = Vec::new();
     for name in manifest::MANIFESTS {
         let path = start.child(name);
@@ -119,7 +124,10 @@ pub fn run(
         let declares = if meta.size > 0 && meta.size <= OVERVIEW_MAX_FILE_BYTES {
             symlinks::read_for_scan(ws, path.rel(), OVERVIEW_MAX_FILE_BYTES)
                 .ok()
-                .and_then(|b| manifest::declares(name, &String::from_utf8_lossy(&b)))
+                .and_then(|b| {
+                    let text = sources::redact_source_bytes(ws.redactor(), &b, &mut report);
+                    manifest::declares(name, &text)
+                })
         } else {
             None
         };
@@ -144,5 +152,6 @@ pub fn run(
             .collect(),
         version_control: if git { "git" } else { "none" }.to_owned(),
         timed_out: summary.timed_out,
+        redaction: sources::counts(&report),
     }))
 }

@@ -17,6 +17,8 @@ use moat_protocol::response::{ReadFileOutput, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::fs::{containment, symlinks};
+use crate::redact::RedactionReport;
+use crate::sources;
 use crate::workspace::Workspace;
 
 /// Run `read_file`.
@@ -29,11 +31,12 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
     let mut opened = symlinks::open_file(ws, &path, limit)?;
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
     // Valid UTF-8 (the usual case) is checked by the fast validator and
-    // borrowed; anything else gets U+FFFD for each invalid sequence.
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(t) => std::borrow::Cow::Borrowed(t),
-        Err(_) => String::from_utf8_lossy(&bytes),
-    };
+    // borrowed; anything else gets U+FFFD for each invalid sequence. The
+    // whole file is then redacted before any line is selected, so a
+    // credential is judged with all of its context whatever range is asked.
+    let mut report = RedactionReport::default();
+    let text = sources::redact_source_bytes(ws.redactor(), &bytes, &mut report);
+    let redaction = sources::counts(&report);
     let lines = split_lines(&text);
     let total = lines.len() as u64;
 
@@ -59,6 +62,7 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
             end_line: 0,
             truncated: false,
             text: String::new(),
+            redaction,
         }));
     }
     if start > total {
@@ -92,6 +96,7 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
         end_line: end,
         truncated,
         text: join_lines(&text, selected),
+        redaction,
     }))
 }
 

@@ -15,11 +15,30 @@
 //!   found nothing.
 //! * Lines are split on `\n` (a trailing `\r` is dropped); each reported line
 //!   is cut to 400 characters.
+//!
+//! # Redaction, and why search is no oracle
+//!
+//! A file is first searched as it is (invalid UTF-8 shown as U+FFFD): most
+//! files have no match and cost nothing more. A file with at least one match
+//! is redacted whole ([`crate::sources::redact_source`]) and searched again;
+//! its matches, counts, lines and context all come from that second search,
+//! which keeps a matching line only when one of its matches neither overlaps
+//! nor touches a `[redacted:…]` placeholder.
+//!
+//! The answer is therefore a function of the redacted text alone. A kept
+//! match and the character on each side of it are not part of any
+//! placeholder, so they are unchanged raw text; the regex engine looks no
+//! further than one character beyond a match (no look-around, no
+//! back-references), so the raw text matches there too and the first search
+//! cannot have skipped a file the second would answer for. Two files that
+//! differ only in what their placeholders hide give the same answer, and
+//! probing a hidden value with prefix patterns learns nothing.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use grep_matcher::Matcher as _;
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
@@ -31,6 +50,8 @@ use crate::deadline::Deadline;
 use crate::fs::containment;
 use crate::fs::symlinks::{self, Kind};
 use crate::pattern;
+use crate::redact::RedactionReport;
+use crate::sources;
 use crate::walk;
 use crate::workspace::Workspace;
 
@@ -134,6 +155,7 @@ pub fn run(
         skipped_reasons: collected.skipped,
         truncated,
         timed_out: summary.timed_out,
+        redaction: sources::counts(&collected.report),
     }))
 }
 
@@ -184,6 +206,8 @@ struct Collected {
     kept: u64,
     scanned: u64,
     skipped: SkipReasons,
+    /// What redacting the files with matches replaced.
+    report: RedactionReport,
 }
 
 struct Results {
@@ -205,10 +229,11 @@ impl Results {
         }
     }
 
-    fn add(&self, rel: &str, found: u64, matches: Vec<SearchMatch>) {
+    fn add(&self, rel: &str, found: u64, matches: Vec<SearchMatch>, report: &RedactionReport) {
         let Ok(mut c) = self.inner.lock() else { return };
         c.scanned += 1;
         c.total += found;
+        c.report.merge(report);
         if matches.is_empty() {
             return;
         }
@@ -231,16 +256,24 @@ impl Results {
 }
 
 /// Collects matching line numbers and texts of one file.
-struct Collect {
+struct Collect<'m> {
     lines: Vec<(u64, String)>,
     found: u64,
     max: usize,
+    /// Over redacted text: the matcher, to keep only lines with a match clear
+    /// of every placeholder.
+    clear_of_placeholders: Option<&'m RegexMatcher>,
 }
 
-impl Sink for Collect {
+impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        if let Some(matcher) = self.clear_of_placeholders
+            && !clear_match(matcher, m.bytes())
+        {
+            return Ok(true);
+        }
         self.found += 1;
         if self.lines.len() < self.max {
             self.lines
@@ -248,6 +281,23 @@ impl Sink for Collect {
         }
         Ok(true)
     }
+}
+
+/// Whether `line` (of redacted text) has a match of `matcher` that neither
+/// overlaps nor touches a placeholder.
+fn clear_match(matcher: &RegexMatcher, line: &[u8]) -> bool {
+    if !sources::has_placeholder(line) {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let mut clear = false;
+    let _ = matcher.find_iter(line, |m| {
+        clear = !sources::touches_placeholder(text, &(m.start()..m.end()));
+        !clear
+    });
+    clear
 }
 
 fn line_text(bytes: &[u8]) -> String {
@@ -279,38 +329,78 @@ fn scan_file(
     if memchr::memchr(0, &bytes).is_some() {
         return results.skipped(walk::SkipReason::Binary);
     }
+    let redactor = ws.redactor();
+    // With redaction on, both searches read the text as every tool shows it
+    // (U+FFFD for invalid UTF-8), so the first one sees what the second does
+    // wherever no placeholder is.
+    let shown = if redactor.enabled() {
+        String::from_utf8_lossy(&bytes)
+    } else {
+        std::borrow::Cow::Borrowed("")
+    };
+    let first: &[u8] = if redactor.enabled() {
+        shown.as_bytes()
+    } else {
+        &bytes
+    };
     let mut sink = Collect {
         lines: Vec::new(),
         found: 0,
         max,
+        clear_of_placeholders: None,
     };
-    if searcher.search_slice(matcher, &bytes, &mut sink).is_err() {
+    if searcher.search_slice(matcher, first, &mut sink).is_err() {
         return results.skipped(walk::SkipReason::Unreadable);
     }
-    let starts = if context > 0 {
-        line_starts(&bytes)
+    let mut report = RedactionReport::default();
+    let redacted;
+    let text: &[u8] = if sink.found > 0 && redactor.enabled() {
+        redacted = sources::redact_source(redactor, &shown, &mut report);
+        sink = Collect {
+            lines: Vec::new(),
+            found: 0,
+            max,
+            clear_of_placeholders: Some(matcher),
+        };
+        if searcher
+            .search_slice(matcher, redacted.as_bytes(), &mut sink)
+            .is_err()
+        {
+            return results.skipped(walk::SkipReason::Unreadable);
+        }
+        redacted.as_bytes()
+    } else {
+        first
+    };
+    let starts = if context > 0 && !sink.lines.is_empty() {
+        line_starts(text)
     } else {
         Vec::new()
     };
     let matches = sink
         .lines
         .into_iter()
-        .map(|(line, text)| {
+        .map(|(line, line_text)| {
             let (before, after) = if context > 0 {
-                context_of(&bytes, &starts, line, context)
+                context_of(text, &starts, line, context)
             } else {
                 (Vec::new(), Vec::new())
             };
             SearchMatch {
                 path: rel.to_owned(),
                 line,
-                text,
+                text: line_text,
                 before,
                 after,
             }
         })
         .collect();
-    results.add(rel, sink.found, matches);
+    // The report counts a file only when it is answered for: whether the
+    // first search matched raw text must not show through it either.
+    if sink.found == 0 {
+        report = RedactionReport::default();
+    }
+    results.add(rel, sink.found, matches, &report);
 }
 
 fn line_starts(bytes: &[u8]) -> Vec<usize> {

@@ -14,9 +14,13 @@ use moat_protocol::wire_error::{Missing, WireError};
 use crate::deadline::Deadline;
 use crate::fs::containment;
 use crate::fs::symlinks::{self, Kind};
+use crate::redact::RedactionReport;
+use crate::sources;
 use crate::symbols::{self, CompiledQuery, Language, Query};
+use crate::tools::read_file::split_lines;
 use crate::walk;
 use crate::workspace::Workspace;
+use moat_protocol::limits::SIGNATURE_CHARS;
 
 #[derive(Default)]
 struct Acc {
@@ -26,6 +30,26 @@ struct Acc {
     scanned: u64,
     skipped: SkipReasons,
     timed_out: bool,
+    report: RedactionReport,
+}
+
+/// The signature of a definition on 1-based `line`, taken from the redacted
+/// `lines` instead of the raw `raw_signature`: as many lines as it spans,
+/// leading blanks trimmed, cut to the signature cap.
+fn signature_from(lines: &[&str], line: u64, raw_signature: &str) -> String {
+    let spans = raw_signature.matches('\n').count();
+    let Some(first) = usize::try_from(line).ok().and_then(|l| l.checked_sub(1)) else {
+        return String::new();
+    };
+    let end = first
+        .saturating_add(spans)
+        .saturating_add(1)
+        .min(lines.len());
+    let text = lines
+        .get(first..end)
+        .map(|l| l.join("\n"))
+        .unwrap_or_default();
+    text.trim_start().chars().take(SIGNATURE_CHARS).collect()
 }
 
 /// Run `find_symbol`.
@@ -69,8 +93,32 @@ pub fn run(
             }
             return true;
         };
-        let found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
+        let mut found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
+        // A file with definitions is redacted whole and searched again, so
+        // signatures are cut from redacted text, never from the raw one.
+        let mut report = RedactionReport::default();
+        if !found.definitions.is_empty()
+            && let std::borrow::Cow::Owned(redacted) =
+                sources::redact_source(ws.redactor(), text, &mut report)
+        {
+            let again = query.find_in_source_until(lang, rel, &redacted, Some(deadline.instant()));
+            if again.definitions.len() == found.definitions.len()
+                && (found.unparseable || !again.unparseable)
+            {
+                found = again;
+            } else {
+                // A placeholder changed what parses (it swallowed a closing
+                // quote): keep what the raw text defines, with each
+                // signature cut from the same lines of the redacted text.
+                let lines = split_lines(&redacted);
+                for d in &mut found.definitions {
+                    d.signature = signature_from(&lines, d.line, &d.signature);
+                }
+                found.timed_out |= again.timed_out;
+            }
+        }
         let Ok(mut a) = acc.lock() else { return false };
+        a.report.merge(&report);
         a.scanned += 1;
         if found.timed_out {
             a.timed_out = true;
@@ -125,5 +173,6 @@ pub fn run(
         skipped_reasons: a.skipped,
         truncated,
         timed_out: a.timed_out || walk_timed_out,
+        redaction: sources::counts(&a.report),
     }))
 }
