@@ -49,18 +49,81 @@ fn single_line_shapes() -> Vec<Shape> {
         "q8Rk2mZp4Lx7Wn3vAgIIADAMBggqhkiG9w0CCQUAMBQGCCqG",
     ];
     vec![
-        s("settings.py", format!("API_TOKEN = \"{t}\"\n"), &t, "API_TOKEN"),
-        s(".env.sample", format!("DB_PASSWORD={p}\nDEBUG=1\n"), &p, "DB_PASSWORD"),
-        s("config.json", format!("{{\n  \"user\": \"app\",\n  \"password\": \"{p}\"\n}}\n"), &p, "\\\"password\\\""),
-        s("config.yaml", format!("db:\n  \"password\": \"{p}\"\n  'api_key': '{t}'\n"), &p, "password"),
-        s("creds.py", format!("CREDS = {{'password': '{p}', 'token': '{t}'}}\n"), &p, "'password'"),
-        s("main.go", format!("package main\n\nfunc main() {{\n\tpassword := \"{p}\"\n\t_ = password\n}}\n"), &p, "password :="),
-        s("config.php", format!("<?php\nreturn ['db_password' => '{p}'];\n"), &p, "db_password"),
-        s("config.rb", format!("config = {{ :secret => \"{t}\" }}\n"), &t, ":secret"),
-        s("cache.conf", format!("url = redis://:{p}@cache.internal:6379/0\n"), &p, "cache.internal"),
-        s("db.ini", format!("dsn = postgres://app:{}@db.internal:5432/app\n", "p@ss@w0rd42"), "p@ss@w0rd42", "db.internal"),
-        s("deploy.sh", format!("mysqldump --password {p} app > dump.sql\n"), &p, "--password"),
-        s("Settings.xml", format!("<settings>\n  <password>{p}</password>\n</settings>\n"), &p, "<password>"),
+        s(
+            "settings.py",
+            format!("API_TOKEN = \"{t}\"\n"),
+            &t,
+            "API_TOKEN",
+        ),
+        s(
+            "app.cfg",
+            format!("DB_PASSWORD={p}\nDEBUG=1\n"),
+            &p,
+            "DB_PASSWORD",
+        ),
+        s(
+            "config.json",
+            format!("{{\n  \"user\": \"app\",\n  \"password\": \"{p}\"\n}}\n"),
+            &p,
+            "\\\"password\\\"",
+        ),
+        s(
+            "config.yaml",
+            format!("db:\n  \"password\": \"{p}\"\n  'api_key': '{t}'\n"),
+            &p,
+            "password",
+        ),
+        s(
+            "creds.py",
+            format!("CREDS = {{'password': '{p}', 'token': '{t}'}}\n"),
+            &p,
+            "'password'",
+        ),
+        s(
+            "main.go",
+            format!("package main\n\nfunc main() {{\n\tpassword := \"{p}\"\n\t_ = password\n}}\n"),
+            &p,
+            "password :=",
+        ),
+        s(
+            "config.php",
+            format!("<?php\nreturn ['db_password' => '{p}'];\n"),
+            &p,
+            "db_password",
+        ),
+        s(
+            "config.rb",
+            format!("config = {{ :secret => \"{t}\" }}\n"),
+            &t,
+            ":secret",
+        ),
+        s(
+            "cache.conf",
+            format!("url = redis://:{p}@cache.internal:6379/0\n"),
+            &p,
+            "cache.internal",
+        ),
+        s(
+            "db.ini",
+            format!(
+                "dsn = postgres://app:{}@db.internal:5432/app\n",
+                "p@ss@w0rd42"
+            ),
+            "p@ss@w0rd42",
+            "db.internal",
+        ),
+        s(
+            "deploy.sh",
+            format!("mysqldump --password {p} app > dump.sql\n"),
+            &p,
+            "--password",
+        ),
+        s(
+            "Settings.xml",
+            format!("<settings>\n  <password>{p}</password>\n</settings>\n"),
+            &p,
+            "<password>",
+        ),
         s(
             "key.pem",
             format!(
@@ -85,15 +148,30 @@ fn multi_line_shapes() -> Vec<Shape> {
         keep,
     };
     vec![
-        s("next_line.yaml", format!("database:\n  password:\n    {p}\n  user: app\n"), &p, "password:"),
-        s("continued.py", format!("API_TOKEN = \\\n    \"{t}\"\n"), &t, "API_TOKEN"),
+        s(
+            "next_line.yaml",
+            format!("database:\n  password:\n    {p}\n  user: app\n"),
+            &p,
+            "password:",
+        ),
+        s(
+            "continued.py",
+            format!("API_TOKEN = \\\n    \"{t}\"\n"),
+            &t,
+            "API_TOKEN",
+        ),
         s(
             "block.yaml",
             format!("tls:\n  private_key: |\n    {t}\n    {p}\n  cert: tls.crt\n"),
             &p,
             "private_key: |",
         ),
-        s("request.http", format!("GET /v1/items\nAuthorization: Bearer\n  {t}\n"), &t, "Authorization: Bearer"),
+        s(
+            "request.http",
+            format!("GET /v1/items\nAuthorization: Bearer\n  {t}\n"),
+            &t,
+            "Authorization: Bearer",
+        ),
     ]
 }
 
@@ -113,7 +191,12 @@ fn read_whole_and_check(mode: Mode, shapes: &[Shape]) {
             shape.file,
             shape.secret
         );
-        assert!(line.contains(shape.keep), "{}: {:?} did not survive:\n{line}", shape.file, shape.keep);
+        assert!(
+            line.contains(shape.keep),
+            "{}: {:?} did not survive:\n{line}",
+            shape.file,
+            shape.keep
+        );
         assert_eq!(
             result["structuredContent"]["redaction"]["applied"],
             json!(true),
@@ -147,8 +230,18 @@ fn placeholders_in_those_shapes_survive() {
     );
     let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
     let (line, result) = call_line(&mut m, "read_file", json!({"path": "settings.py"}));
-    assert_eq!(result["structuredContent"]["redaction"]["count"], json!(0), "{line}");
-    for kept in ["changeme", "${DB_PASSWORD}", "os.environ", "<your-password>", "${REDIS_PASSWORD}"] {
+    assert_eq!(
+        result["structuredContent"]["redaction"]["count"],
+        json!(0),
+        "{line}"
+    );
+    for kept in [
+        "changeme",
+        "${DB_PASSWORD}",
+        "os.environ",
+        "<your-password>",
+        "${REDIS_PASSWORD}",
+    ] {
         assert!(line.contains(kept), "{kept} was redacted:\n{line}");
     }
 }

@@ -562,12 +562,14 @@ fn block_scalar(text: &str, key: usize, at: usize, index: usize, out: &mut Vec<F
         let end = line_end(text, line);
         let content = &text[line..end];
         let depth = content.bytes().take_while(|b| *b == b' ').count();
-        if content.trim().is_empty() {
-        } else if depth > indent {
+        // Blank lines belong to the block; the first line at the key's depth
+        // or shallower ends it.
+        if !content.trim().is_empty() {
+            if depth <= indent {
+                break;
+            }
             first.get_or_insert(line + depth);
             last = Some(end);
-        } else {
-            break;
         }
         line = match next_line_start(text, line) {
             Some(next) => next,

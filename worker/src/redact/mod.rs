@@ -471,32 +471,31 @@ fn secret_of(captures: &Captures) -> Option<Range<usize>> {
 /// decides the word boundaries).
 fn token_at(text: &str, index: usize, rule: &Rule, start: usize, end: usize, out: &mut Vec<Found>) {
     let regex = compiled(index);
-    let from = floor_boundary(text, start.saturating_sub(rule.back));
     let until = ceil_boundary(text, end.saturating_add(rule.ahead));
-    let mut captures = regex.create_captures();
+    // A match starts at most `back` bytes before the anchor: try each such
+    // start anchored, nearest first is not needed (leftmost wins), so the
+    // cost of a hit is a few anchored steps, not a scan of the window.
+    let from = floor_boundary(text, start.saturating_sub(rule.back));
     let mut at = from;
     while at <= start {
-        let input = Input::new(text).range(at..until);
-        regex.search_captures(&input, &mut captures);
-        let Some(whole) = captures.get_match() else {
-            return;
-        };
-        if whole.start() > start {
-            return;
-        }
-        if whole.end() >= end {
-            if let Some(secret) = secret_of(&captures) {
-                if !secret.is_empty() && !is_exempt(&text[secret.clone()]) {
-                    out.push(Found {
-                        start: secret.start,
-                        end: secret.end,
-                        rule: index,
-                    });
+        let input = Input::new(text).range(at..until).anchored(Anchored::Yes);
+        if let Some(whole) = regex.search(&input) {
+            if whole.end() >= end {
+                let mut captures = regex.create_captures();
+                regex.search_captures(&input, &mut captures);
+                if let Some(secret) = secret_of(&captures) {
+                    if !secret.is_empty() && !is_exempt(&text[secret.clone()]) {
+                        out.push(Found {
+                            start: secret.start,
+                            end: secret.end,
+                            rule: index,
+                        });
+                    }
                 }
+                return;
             }
-            return;
         }
-        at = ceil_boundary(text, whole.end().max(whole.start() + 1));
+        at = ceil_boundary(text, at + 1);
     }
 }
 
@@ -505,6 +504,9 @@ fn header_at(text: &str, index: usize, rule: &Rule, start: usize, out: &mut Vec<
     let regex = compiled(index);
     let until = ceil_boundary(text, start.saturating_add(rule.ahead));
     let input = Input::new(text).range(start..until).anchored(Anchored::Yes);
+    if regex.search(&input).is_none() {
+        return;
+    }
     let mut captures = regex.create_captures();
     regex.search_captures(&input, &mut captures);
     let Some(secret) = captures.get_match().and(secret_of(&captures)) else {

@@ -112,7 +112,7 @@ const fn coded(
     }
 }
 
-/// Index of `basic-auth-header` in [`RULES`].
+/// The name of the `Authorization` header rule.
 pub(crate) const HEADER_NAME: &str = "basic-auth-header";
 
 /// Every rule, in priority order: where two rules' secrets overlap, the
