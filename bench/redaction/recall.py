@@ -298,8 +298,12 @@ def main():
         per_family = {}
         for fam, rel, text, secret in planted:
             ok = not leaked(m.call("read_file", {"path": rel}), secret)
+            # search_code for a word of the secret's line that is not the
+            # secret (the answer echoes the pattern back).
             first = next((l for l in text.split("\n") if secret.split("\n")[0][:12] in l), text.split("\n")[0])
-            words = [w for w in first.replace('"', ' ').replace("'", " ").split() if w.isidentifier()]
+            for ch in "\"':=,;{}()[]<>":
+                first = first.replace(ch, " ")
+            words = [w for w in first.split() if w.isidentifier() and w not in secret]
             if words:
                 ok = ok and not leaked(m.call("search_code", {"pattern": words[0], "path": os.path.dirname(rel)}), secret)
             good, total = per_family.get(fam, (0, 0))

@@ -405,8 +405,10 @@ fn skip_type_annotation(bytes: &[u8], at: usize) -> usize {
     {
         end += 1;
     }
+    // `name: Type = value` has a blank before the `=`; `name: a=b` is a
+    // value holding `=`.
     let eq = skip_blanks(bytes, end);
-    if bytes.get(eq) == Some(&b'=') && !matches!(bytes.get(eq + 1), Some(b'=' | b'>')) {
+    if eq > end && bytes.get(eq) == Some(&b'=') && !matches!(bytes.get(eq + 1), Some(b'=' | b'>')) {
         skip_blanks(bytes, eq + 1)
     } else {
         at

@@ -1258,6 +1258,7 @@ fn assignment_shapes(secret: &str) -> Vec<String> {
         format!("self.secret_key = \"{secret}\""),
         format!("props.put(\"password\", \"{secret}\");"),
         format!("password: str = \"{secret}\""),
+        format!("  passwd: {secret}=x"),
         format!("X-Api-Key: {secret}"),
         format!("Server=db;Database=app;User Id=sa;Password={secret};"),
         format!("jdbc:mysql://db:3306/app?user=app&password={secret}&ssl=true"),
