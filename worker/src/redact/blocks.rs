@@ -94,7 +94,7 @@ pub(super) fn password_is_exempt(password: &str) -> bool {
 /// The armor line `-----BEGIN <words> PRIVATE KEY[ BLOCK]-----` (or SSH2's
 /// `---- BEGIN … ----`) starting at `start`: the length of the line's marker,
 /// if it is one.
-fn armor_at(text: &str, start: usize, word: &str) -> Option<usize> {
+pub(super) fn armor_at(text: &str, start: usize, word: &str) -> Option<usize> {
     let rest = &text[start..];
     let dashes = rest.bytes().take_while(|&b| b == b'-').count();
     if !(4..=5).contains(&dashes) {

@@ -538,16 +538,14 @@ fn starts_with_authorization(text: &str) -> bool {
 /// Whether a header token or URL password refers to something else rather
 /// than being a credential: a variable (`$TOKEN`, `${TOKEN}`, `%TOKEN%`), a
 /// template (`{{ token }}`, `{token}`, `<token>`), a format directive, or the
-/// end of a string being concatenated (`"Bearer " + token`).
+/// end of a string being concatenated (`"Bearer " + token`). Only the start
+/// counts: a token runs to the next blank and may carry text after it.
 fn is_reference(secret: &str) -> bool {
     let first = secret.chars().next();
     matches!(
         first,
         Some('$' | '{' | '<' | '%' | '"' | '\'' | '`' | '+' | '#')
-    ) || secret.contains("${")
-        || secret.contains("{{")
-        || secret.contains("%s")
-        || secret.contains("%(")
+    )
 }
 
 /// Whether a captured secret is documentation rather than a credential: a
