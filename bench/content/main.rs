@@ -44,12 +44,38 @@ use moat_protocol::response::{ReadFileOutput, ToolOutput};
 const CORPUS_BYTES: usize = 1 << 20;
 
 fn main() {
+    // `-- fp DIR...`: false positives per MB over the files under each DIR.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "fp") {
+        for dir in &args[1..] {
+            false_positives(Path::new(dir));
+        }
+        return;
+    }
     let runs: usize = std::env::args()
         .nth(1)
         .and_then(|arg| arg.parse().ok())
         .unwrap_or(15)
         .max(1);
     let source = corpus();
+    // Cold start, once per process: construction, the prefilter automaton,
+    // and the first redaction of a 64 KiB slice (which compiles the rules
+    // whose anchors it holds).
+    let started = Instant::now();
+    let cold = Redactor::new(true);
+    let constructed = started.elapsed();
+    Redactor::warm_up();
+    let warmed = started.elapsed();
+    let mut slice = source.clone();
+    cut(&mut slice, 64 << 10);
+    std::hint::black_box(cold.redact_str(&slice, &mut RedactionReport::default()));
+    let first = started.elapsed();
+    eprintln!(
+        "cold start: Redactor::new {:.3} ms, + automaton {:.3} ms, + first 64 KiB redacted {:.3} ms",
+        constructed.as_secs_f64() * 1e3,
+        warmed.as_secs_f64() * 1e3,
+        first.as_secs_f64() * 1e3
+    );
     let inputs = [
         ("source", source.clone()),
         ("ascii", ascii_only(&source)),
@@ -120,6 +146,84 @@ fn main() {
             redacted,
             findings
         );
+    }
+}
+
+/// Redacts every text file under `dir` (NUL-free, valid UTF-8, under 4 MiB)
+/// on its own, as a whole file, and prints the replacements per MB, by rule,
+/// and the time per file. The trees are real code with no credentials in
+/// them, so every replacement is a false positive unless inspected
+/// otherwise; `MOAT_FP_SHOW=N` prints the first N replaced lines to check.
+fn false_positives(dir: &Path) {
+    let redactor = Redactor::new(true);
+    let show: usize = std::env::var("MOAT_FP_SHOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut shown = 0;
+    let mut files = Vec::new();
+    collect_files(dir, &mut files);
+    files.sort();
+    let (mut bytes, mut count, mut scanned) = (0usize, 0u64, 0usize);
+    let mut by_rule: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    let mut seconds = 0.0;
+    for path in &files {
+        let Ok(raw) = std::fs::read(path) else {
+            continue;
+        };
+        if raw.len() > 4 << 20 || raw.contains(&0) {
+            continue;
+        }
+        let Ok(text) = String::from_utf8(raw) else {
+            continue;
+        };
+        scanned += 1;
+        bytes += text.len();
+        let started = Instant::now();
+        let spans = redactor.redact_spans(&text);
+        seconds += started.elapsed().as_secs_f64();
+        for span in &spans {
+            count += 1;
+            *by_rule.entry(span.rule).or_default() += 1;
+            if shown < show {
+                shown += 1;
+                let line_start = text[..span.range.start].rfind('\n').map_or(0, |n| n + 1);
+                let line_end = text[span.range.end..]
+                    .find('\n')
+                    .map_or(text.len(), |n| span.range.end + n);
+                let line: String = text[line_start..line_end].chars().take(160).collect();
+                eprintln!("  {}: {}: {line}", span.rule, path.display());
+            }
+        }
+    }
+    let mb = bytes as f64 / 1e6;
+    eprintln!(
+        "{}: {scanned} files, {mb:.1} MB, {count} replacements = {:.2} per MB, {:.0} MB/s",
+        dir.display(),
+        count as f64 / mb.max(1e-9),
+        mb / seconds.max(1e-9)
+    );
+    for (rule, n) in by_rule {
+        eprintln!("  {rule:<28} {n}");
+    }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if path.file_name().is_some_and(|n| n != ".git") {
+                collect_files(&path, out);
+            }
+        } else if kind.is_file() {
+            out.push(path);
+        }
     }
 }
 

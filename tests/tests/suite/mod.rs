@@ -19,6 +19,7 @@ mod output_schema; // results validate against their outputSchema; redaction on 
 mod overview; // project_overview: languages, manifests, tests, version control, file cap
 mod read_file; // whole files, ranges, numbering, empty files, line rule, binary
 mod redaction; // every rule over every tool and both halves, names, refusals, placeholders, seed cases
+mod redaction_shapes; // common credential shapes and multi-line forms, read whole through read_file
 mod redaction_sources; // decided on whole raw sources: multi-line context outside an excerpt, line numbers, no search oracle, names in fences, non-UTF-8 names
 mod scanning; // INJ01-INJ10 end to end: line, excerpt, weights, noisy-OR, redacted excerpts
 mod search; // search_code: seed cases, order, .gitignore, special files, escapes, limits
