@@ -18,7 +18,7 @@ use crate::error::Refusal;
 use crate::fence::{Nonce, fence};
 use crate::redact::{RedactionReport, Redactor};
 use crate::render::Rendered;
-use crate::scan::Scanner;
+use crate::scan::{Scanner, warning_line};
 use crate::tools::Tool;
 
 /// The compiled controls, shared by every call.
@@ -50,7 +50,7 @@ impl Controls {
     #[must_use]
     pub fn success(&self, tool: Tool, rendered: Rendered) -> Map<String, Value> {
         let Rendered {
-            summary,
+            mut summary,
             mut structured,
             untrusted,
             scan,
@@ -63,8 +63,8 @@ impl Controls {
             // redaction pass below with everything else.
             let assessment = if self.scan {
                 match &scan {
-                    Some((text, offset)) => {
-                        let mut a = self.scanner.assess(text).to_json();
+                    Some((text, offset, path)) => {
+                        let mut a = self.scanner.assess_file(text, Some(path)).to_json();
                         shift_lines(&mut a, *offset);
                         a
                     }
@@ -73,6 +73,10 @@ impl Controls {
             } else {
                 json!({"level": "none", "risk": 0.0, "invisible_characters": 0, "signals": []})
             };
+            if let Some(warning) = warning_line(&assessment) {
+                summary.push('\n');
+                summary.push_str(&warning);
+            }
             structured.insert("untrusted_content".into(), Value::Bool(true));
             structured.insert("content_assessment".into(), assessment);
             let raw = self.redactor.redact_str(&raw, &mut report).unwrap_or(raw);

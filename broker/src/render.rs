@@ -27,11 +27,12 @@ pub struct Rendered {
     pub structured: Map<String, Value>,
     /// File-derived text for the fence (file-content tools only).
     pub untrusted: Option<String>,
-    /// What the injection scanner reads instead of `untrusted`, and the line
-    /// number of its first line minus one (read_file: the raw lines, so
-    /// line-start signals are not hidden by the numbering and findings carry
-    /// file line numbers).
-    pub scan: Option<(String, u64)>,
+    /// What the injection scanner reads instead of `untrusted`, the line
+    /// number of its first line minus one, and the file's path (read_file: the
+    /// raw lines, so line-start signals are not hidden by the numbering and
+    /// findings carry file line numbers; the path tells the scanner how to
+    /// read a line: comment, string literal, prose).
+    pub scan: Option<(String, u64, String)>,
 }
 
 fn obj(v: Value) -> Map<String, Value> {
@@ -92,7 +93,7 @@ pub fn render(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
                 untrusted: Some(number_lines(&o.text, o.start_line, o.end_line)),
-                scan: Some((o.text, o.start_line.saturating_sub(1))),
+                scan: Some((o.text, o.start_line.saturating_sub(1), o.path)),
             }
         }
         ToolOutput::ListDirectory(o) => {
