@@ -37,8 +37,7 @@ impl Kind {
         match ext {
             "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org" | "tex" => Kind::Prose,
             "html" | "htm" | "xml" | "svg" | "xhtml" | "vue" => Kind::Markup,
-            "json" | "jsonl" | "toml" | "ini" | "cfg" | "csv" => Kind::Data,
-            "yaml" | "yml" => Kind::Code(HASH),
+            "json" | "jsonl" | "toml" | "ini" | "cfg" | "csv" | "yaml" | "yml" => Kind::Data,
             "c" | "h" | "cc" | "cpp" | "hpp" | "cxx" | "rs" | "go" | "java" | "js" | "mjs"
             | "cjs" | "ts" | "tsx" | "jsx" | "cs" | "swift" | "kt" | "kts" | "scala" | "php"
             | "css" | "scss" | "dart" | "zig" | "proto" | "groovy" | "gradle" => Kind::Code(SLASH),

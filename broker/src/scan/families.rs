@@ -38,9 +38,11 @@ const FAMILIES: &[Family] = &[
     // INJ11: a rendered link or image whose URL carries conversation data.
     Family {
         signal: 10,
-        anchors: &["](", "<img", "src="],
+        anchors: &["](", "<img", "]: http", "]:http"],
         patterns: &[
             r"!?\[[^\]]{0,120}\]\(\s*(?:https?:)?//[^)\s]{0,300}?{PH}",
+            r"^[\s#/*;>-]{0,8}\[[^\]]{1,80}\]:\s*(?:https?:)?//\S{0,300}?{PH}",
+            r"!\[[^\]]{0,40}[\x22']\s*,\s*[\x22']\]\(",
             r"<img{B}[^>]{0,200}?{B}src\s*=\s*[\x22']?(?:https?:)?//[^\x22'\s>]{0,300}?{PH}",
             r"\[[^\]]{0,120}\]\(\s*javascript:",
         ],
@@ -48,12 +50,21 @@ const FAMILIES: &[Family] = &[
     // INJ12: asks for the conversation or secrets to be put into output.
     Family {
         signal: 11,
-        anchors: &["conversation", "append them", "chat history"],
+        anchors: &[
+            "conversation",
+            "append them",
+            "chat history",
+            "replace [",
+            "replacing [",
+            "whereas [",
+        ],
         patterns: &[
             r"{B}(?:summary|summari[sz]e|contents?|copy|transcript|log|history|text|details)\s+of\s+(?:this|the|our|your)\s+(?:[a-z]+\s+){0,4}(?:conversation|chat|session)",
             r"{B}(?:url|base64|hex)[\s-]*encoded\s+[^\n]{0,40}{B}(?:conversation|chat\s+history)",
             r"{B}(?:passwords?|secrets?|credentials?|api\s+keys?)[^\n]{0,40}{B}append\s+them",
             r"{B}(?:include|append|add|attach)\s+(?:the\s+)?(?:full\s+)?(?:chat\s+history|conversation)",
+            r"{B}replac(?:e|ing)\s+\[[a-z_ ]{1,30}\](?:\s+with{B}|\s*$)",
+            r"{B}whereas\s+\[[a-z_ ]{1,30}\]\s+is{B}",
         ],
     },
     // INJ13: asks the reader to assemble a URL or string from pieces, or to
@@ -63,7 +74,6 @@ const FAMILIES: &[Family] = &[
         anchors: &[
             "concatenat",
             "append each",
-            "replace [",
             "no spaces in between",
             "code block",
             "code style",
@@ -72,7 +82,6 @@ const FAMILIES: &[Family] = &[
         patterns: &[
             r"{B}concatenat\w*\s+(?:these|the\s+following|all\s+(?:of\s+)?(?:these|the\s+following))\s+(?:\w+\s+){0,2}(?:strings|pieces|parts|fragments|urls?|words|characters|lines)",
             r"{B}append\s+each\s+(?:part|piece|string|fragment|line)",
-            r"{B}replace\s+\[[a-z_ ]{1,30}\]\s+with{B}",
             r"{B}with\s+no\s+spaces?\s+in\s+between{B}",
             r"{B}(?:do\s+not|don't|never|without)\s+(?:use\s+|using\s+)?(?:a\s+)?code\s+(?:style\s+)?block|{B}no\s+code\s+(?:style\s+)?block{B}|{B}as\s+normal\s+font{B}",
         ],
@@ -94,6 +103,8 @@ const FAMILIES: &[Family] = &[
             "(system_message)",
             "<system>",
             "</system>",
+            "<instruction",
+            "</instruction",
             "# system",
             "# assistant",
             "<h1>system",
@@ -102,7 +113,7 @@ const FAMILIES: &[Family] = &[
         ],
         patterns: &[
             r"\[/?inst\]|<</?sys>>|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|<end\s+of\s+(?:session|conversation|turn|prompt)>",
-            r"\[(?:system|assistant|user)\]\(#[a-z_-]*\)|\[system\]\s*\S|\(system_message\)|</?system>",
+            r"\[(?:system|assistant|user)\]\(#[a-z_-]*\)|\[system\]\s*\S|\(system_message\)|</?system>|</?instructions?>",
             r"^[\s>*/;-]{0,8}(?:#{1,6}|<h[1-6]>)\s*(?:system|assistant)(?:\s+(?:message|prompt|instructions?|note))?\s*:?\s*(?:</h[1-6]>)?\s*$",
         ],
     },
@@ -111,7 +122,7 @@ const FAMILIES: &[Family] = &[
         signal: 15,
         anchors: &["system", "sys:", "admin", "core instruction"],
         patterns: &[
-            r"^[\s>*#/;\[-]{0,8}(?:system|sys|admin|administrator|root|developer)(?:\s+(?:message|note|notice|update|override|instruction|alert|request|prompt))?\s*::?\s*(?:ignore|focus|you{B}|print|provide|respond|reply|from\s+now|disregard|override|the\s+(?:user|assistant|ai|model){B}|do\s+not|always|never|only|output|say|tell|report|remember|new\s+instruction|all\s+content|this\s+is)",
+            r"^[\s>*#/;\[-]{0,8}(?:<[a-z_]{1,20}>\s*)?(?:system|sys|admin|administrator|root|developer)(?:\s+(?:message|note|notice|update|override|instruction|alert|request|prompt))?\s*::?\s*(?:ignore|focus|you{B}|print|provide|respond|reply|from\s+now|disregard|override|the\s+(?:user|assistant|ai|model){B}|do\s+not|always|never|only|output|say|tell|report|remember|new\s+instruction|all\s+content|this\s+is)",
             r"\[admin\s+request\s*::|--\s*core\s+instruction",
         ],
     },
@@ -204,6 +215,8 @@ const FAMILIES: &[Family] = &[
             "your reply",
             "report:",
             "output:",
+            "ignore",
+            "disregard",
         ],
         patterns: &[
             r"{B}(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+|just\s+|exactly\s+)?(?:the\s+following|this\s+(?:text|message|sentence|phrase)|[\x22“'<]|the\s+(?:text|phrase|words?|sentence|message){B})",
@@ -214,6 +227,7 @@ const FAMILIES: &[Family] = &[
             r"{B}provide\s+(?:it|this|that|them)\s+to\s+the\s+user",
             r"{B}your\s+(?:only\s+)?(?:response|answer|reply)\s+(?:must|should|shall|will)\s+(?:only\s+)?(?:be|contain|consist|say|read|start)\s+(?:of\s+|with\s+)?(?:exactly|only|the\s+following|[\x22“'])",
             r"{B}and\s+(?:then\s+)?(?:output|report|print|say|respond|reply)\s*:",
+            r"{B}(?:ignore|disregard){B}[^\n]{0,60}?(?:,|{B}and|{B}then)\s*(?:just\s+|only\s+|simply\s+|instead\s+)?(?:print|say|output|write|reply|respond|repeat){B}",
         ],
     },
     // INJ20: asks for harmful content.
@@ -293,12 +307,29 @@ const FAMILIES: &[Family] = &[
             "transfer ",
             "wire ",
             "money",
+            "transaction",
+            "payment",
+            "recipient",
+            "passport",
+            "bank account",
+            "bank_account",
+            "credit card",
+            "post them",
+            "post it",
+            "post this",
+            "post all",
+            "password of",
         ],
         patterns: &[
             r"(?:you\s+(?:must|should|need\s+to|have\s+to|will)|please|first|immediately)\s+(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?(?:(?:tool|function)\s+)?`?[a-z_][a-z0-9_]*_[a-z0-9_]+`?",
             r"{B}(?:tool|function)\s+`[a-z_][a-z0-9_]*`\s+with\s+(?:the\s+)?(?:following\s+)?arguments",
             r"{B}(?:send|email|forward|transfer|wire|share|upload)\s+[^\n]{0,100}?{B}to\s+[\x22'“`]?[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}",
             r"{B}(?:send|transfer|wire)\s+(?:as\s+much\s+money|all\s+(?:the\s+)?(?:money|funds)|(?:the\s+)?money|funds){B}[^\n]{0,60}{B}to{B}",
+            r"{B}(?:transaction|transfer|payment|money|recipient){B}[^\n]{0,80}{B}(?:account|iban)\s+(?:number\s+)?[a-z]{2}\d{12,30}{B}",
+            r"{B}(?:send|tell|email|give|share|post|forward){B}[^\n]{0,80}{B}(?:passport|bank[\s_]+account|credit[\s_]+card|social[\s_]+security)[\s_]+numbers?|{B}(?:passport|bank[\s_]+account|credit[\s_]+card)[\s_]+numbers?{B}[^\n]{0,80}{B}(?:send|email|post|forward)\s+(?:it|them|this)",
+            r"{B}(?:send|forward|post|email){B}[^\n]{0,80}{B}to\s+my\s+(?:[a-z']+\s+){0,2}email(?:\s+address)?",
+            r"{B}post\s+(?:them|it|this|all\s+\w+)\s+to\s+(?:the\s+)?(?:website|url|page|site){B}",
+            r"{B}change\s+the\s+password\s+of\s+(?:the\s+)?user{B}",
         ],
     },
     // INJ23: tells the reader to disregard the rest of the content or focus on
@@ -316,7 +347,7 @@ const FAMILIES: &[Family] = &[
         ],
         patterns: &[
             r"{B}(?:ignore|disregard|forget)\s+(?:all\s+)?(?:your|my)\s+(?:previous|prior|earlier|original|initial|above|preceding|former){B}",
-            r"{B}(?:ignore|disregard)\s+(?:the\s+rest\s+of\s+|everything\s+(?:else\s+)?(?:in|of)\s+)?(?:this|the)\s+(?:data|document|content|page|email|article|report|resume|snippet|message|webpage|website){B}",
+            r"{B}(?:ignore|disregard)\s+(?:the\s+rest\s+of|everything\s+(?:else\s+)?(?:in|of))\s+(?:this|the)\s+(?:data|document|content|page|email|article|report|resume|snippet|message|webpage|website|text){B}",
             r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:other|negative|the\s+other|else)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)",
             r"{B}(?:ignore|disregard)\s+(?:all\s+)?(?:info|information|content|data)\s+except",
             r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+|the\s+)?(?:instructions|directions|guidelines)\s*(?:,|and|above|before|given|you)",

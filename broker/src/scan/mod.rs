@@ -90,7 +90,7 @@ pub const SIGNALS: [Signal; SIGNAL_COUNT] = [
     signal("INJ20", "harmful-content", "asks the reader to produce harmful or hateful content", 0.75),
     signal("INJ21", "hide-from-user", "asks the reader to keep something from the user", 0.7),
     signal("INJ22", "tool-directive", "directs the reader to call a tool or act on someone's data", 0.55),
-    signal("INJ23", "disregard-content", "tells the reader to disregard the rest of the content", 0.65),
+    signal("INJ23", "disregard-content", "tells the reader to disregard the rest of the content or its own instructions", 0.75),
     signal("INJ24", "encoded-instruction", "carries an instruction in encoded form (base64, hex, escapes)", 0.8),
     signal("INJ25", "look-alike-letters", "hides words with look-alike letters from another script", 0.4),
 ];
