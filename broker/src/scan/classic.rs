@@ -28,8 +28,10 @@ pub(super) const INJ01: &str = r"{B}(?:ignore|disregard|forget|override){B}[^.\n
 // in two parts (see MATCHERS).
 pub(super) const INJ02_AI: &str = r"{B}ai{B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
 pub(super) const INJ02_WORDS: &str = r"{B}(?:llm|assistant|agent|model|copilot|claude|chatgpt|gpt|gemini|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
-pub(super) const INJ03: &str = r"{B}(?:print|show|reveal|repeat|output|display|dump){B}[^.\n]{0,30}?{B}(?:your|the){B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|configuration|rules|guidelines){B}";
-pub(super) const INJ04: &str = r"{B}you{S}+are{S}+(?:now|no{S}+longer){B}|{B}(?:developer|god|dan|jailbreak|unrestricted){S}+mode{B}|{B}act{S}+as{S}+(?:if{S}+you|an?{S}+unrestricted){B}";
+// "The configuration" is what documentation prints and shows all the time;
+// only "your configuration" asks the reader about itself.
+pub(super) const INJ03: &str = r"{B}(?:print|show|reveal|repeat|output|display|dump){B}[^.\n]{0,30}?(?:{B}your{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|configuration|rules|guidelines)|{B}the{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|rules|guidelines)){B}";
+pub(super) const INJ04: &str = r"{B}you{S}+are{S}+(?:now|no{S}+longer){B}|{B}(?:god|dan|jailbreak|unrestricted){S}+mode{B}|{B}developer{S}+mode{S}+(?:enabled|activated|output|response){B}|{B}act{S}+as{S}+(?:if{S}+you|an?{S}+unrestricted){B}";
 pub(super) const INJ05_FULL: &str = r"(?m)^{S}*(?:#|//|/\*|--|<!--)?{S}*(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
 pub(super) const INJ05_TAIL: &str =
     r"(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
@@ -40,7 +42,7 @@ pub(super) const INJ06_ROLE_TAIL: &str = r"(?m)(?:system|assistant|human){S}*:{S
 pub(super) const INJ06_MARKERS: &[&str] = &["###"];
 pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl|fetch){B}[^.\n]{0,40}?(?:https?://|{B}webhook{B}|{B}to{S}+(?:my|the){S}+server{B})";
 pub(super) const INJ08: &str = r"{B}(?:run|execute|invoke){B}[^.\n]{0,25}?{B}(?:the{S}+following|this){B}[^.\n]{0,15}?{B}(?:command|script|shell|code){B}|{B}curl{B}[^\n]{0,60}\|{S}*(?:ba)?sh{B}";
-pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|{B}(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
 pub(super) const INJ10: &str = r"{B}(?:do{S}+not|don't|never){B}[^.\n]{0,25}?{B}(?:tell|mention|inform|reveal{S}+to|show){B}[^.\n]{0,20}?{B}(?:the{S}+)?(?:user|developer|human|operator){B}";
 
 /// Expands the `{B}`, `{S}` and `{HS}` shorthands.

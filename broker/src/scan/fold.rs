@@ -171,17 +171,52 @@ pub(super) fn is_invisible(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}')
 }
 
-/// Counts invisible formatting characters in the raw text. Every one of them
-/// is encoded with a lead byte of 0xE2, 0xEF or 0xF3.
-pub(super) fn count_invisible(text: &str) -> u64 {
+/// Counts invisible formatting characters in the raw text: all of them, and
+/// those that are evidence. Every one of them is encoded with a lead byte of
+/// 0xE2, 0xEF or 0xF3.
+///
+/// Zero-width spaces and joiners and the left-to-right and right-to-left marks
+/// (U+200B to U+200F) are how Persian, Arabic, Hebrew, the Indic scripts, Thai
+/// or Khmer are written: next to a non-ASCII letter they are orthography, not
+/// evidence. Next to ASCII letters (`ig\u{200B}nore`) they split words.
+pub(super) fn count_invisible(text: &str) -> (u64, u64) {
     if text.is_ascii() {
-        return 0;
+        return (0, 0);
     }
-    memchr::memchr3_iter(0xE2, 0xEF, 0xF3, text.as_bytes())
-        .filter(|&i| text[i..].chars().next().is_some_and(is_invisible))
-        .count() as u64
+    let mut all = 0;
+    let mut evidence = 0;
+    for i in memchr::memchr3_iter(0xE2, 0xEF, 0xF3, text.as_bytes()) {
+        let Some(c) = text[i..].chars().next().filter(|&c| is_invisible(c)) else {
+            continue;
+        };
+        all += 1;
+        let script = |c: Option<char>| {
+            c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && !is_invisible(c))
+        };
+        let orthography = match c {
+            '\u{200B}'..='\u{200D}' => {
+                script(text[..i].chars().next_back())
+                    || script(text[i + c.len_utf8()..].chars().next())
+            }
+            '\u{200E}' | '\u{200F}' => {
+                let start = memchr::memrchr(b'\n', &text.as_bytes()[..i]).map_or(0, |n| n + 1);
+                let end = memchr::memchr(b'\n', &text.as_bytes()[i..]).map_or(text.len(), |n| i + n);
+                text[start..end].chars().any(is_right_to_left)
+            }
+            _ => false,
+        };
+        if !orthography {
+            evidence += 1;
+        }
+    }
+    (all, evidence)
 }
 
+/// Whether `c` is a letter of a right-to-left script (Hebrew, Arabic, Syriac,
+/// Thaana, N'Ko and their presentation forms).
+fn is_right_to_left(c: char) -> bool {
+    matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFE}')
+}
 
 /// A Cyrillic or Greek letter that looks like an ASCII one, and that letter.
 fn look_alike(c: char) -> Option<char> {

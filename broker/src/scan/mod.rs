@@ -92,7 +92,7 @@ pub const SIGNALS: [Signal; SIGNAL_COUNT] = [
     signal("INJ22", "tool-directive", "directs the reader to call a tool or act on someone's data", 0.55),
     signal("INJ23", "disregard-content", "tells the reader to disregard the rest of the content or its own instructions", 0.75),
     signal("INJ24", "encoded-instruction", "carries an instruction in encoded form (base64, hex, escapes)", 0.8),
-    signal("INJ25", "look-alike-letters", "hides words with look-alike letters from another script", 0.4),
+    signal("INJ25", "look-alike-letters", "hides words with look-alike letters from another script", 0.2),
 ];
 
 /// Index of INJ15 (counterfeit turns, matched across lines).
@@ -321,7 +321,7 @@ impl Scanner {
         if text.is_empty() {
             return Assessment::none();
         }
-        let invisible = count_invisible(text);
+        let (invisible, suspicious) = count_invisible(text);
         let cleaned = deobfuscate(text, invisible);
         let (source, look_alikes) = match &cleaned {
             Some((cleaned, replaced)) => (cleaned.as_str(), *replaced),
@@ -361,12 +361,14 @@ impl Scanner {
 
         let mut survival = 1.0_f64;
         for (index, found) in hits.iter().enumerate() {
-            if !found.is_empty() {
-                survival *= 1.0 - SIGNALS[index].weight;
-            }
+            let weight = found
+                .iter()
+                .map(|hit| hit_weight(index, kind, lowered, hit))
+                .fold(0.0, f64::max);
+            survival *= 1.0 - weight;
         }
-        if invisible > 0 {
-            let evidence = (INVISIBLE_WEIGHT_EACH * invisible as f64).min(INVISIBLE_WEIGHT_CAP);
+        if suspicious > 0 {
+            let evidence = (INVISIBLE_WEIGHT_EACH * suspicious as f64).min(INVISIBLE_WEIGHT_CAP);
             survival *= 1.0 - evidence;
         }
         let risk = 1.0 - survival;
@@ -440,6 +442,65 @@ impl Scanner {
             invisible_characters: invisible,
             signals,
         }
+    }
+}
+
+/// Weight of INJ02 when the name is not used as a form of address.
+const NOT_ADDRESSED_WEIGHT: f64 = 0.1;
+
+/// Words that, after `assistant:` or `model,`, make the line an order to the
+/// one named (`AI: ignore …`, `Claude, please …`); anything else after the
+/// name (`model, which …`, `Model: XPS 13`) is the word used in a sentence or
+/// a label.
+const IMPERATIVES: &[&str] = &[
+    "please", "ignore", "disregard", "forget", "don't", "never", "delete", "remove", "execute",
+    "print", "reveal", "tell", "send", "stop", "approve", "say", "output", "go", "obey", "follow",
+    "summarize", "summarise", "translate", "answer", "reply", "respond", "skip", "merge", "push",
+    "commit", "install", "download", "upload", "visit", "act", "pretend", "imagine",
+];
+
+/// The weight one hit gives its signal. INJ02 (a name of an assistant, then
+/// `:` or `,`) counts fully only when the name is a form of address: at the
+/// start of a line or sentence (after comment markers, `AI`, `hey`, `dear`),
+/// outside code, followed by an order. Otherwise it is the word in a
+/// sentence (`the model, which`), an identifier (`model: Type`) or a label,
+/// and counts for little.
+fn hit_weight(index: usize, kind: Kind, lowered: &str, hit: &Hit) -> f64 {
+    let weight = SIGNALS[index].weight;
+    let Hit::Folded(span) = hit else {
+        return weight;
+    };
+    if index != 1 {
+        return weight;
+    }
+    let line = line_bounds(lowered, span.start);
+    if classify(kind, &lowered[line.clone()], span.start - line.start) == "code" {
+        return NOT_ADDRESSED_WEIGHT;
+    }
+    let mut before = lowered[line.start..span.start].trim_end();
+    for word in ["ai", "dear", "hey", "hi", "hello", "attention", "ok", "okay"] {
+        if let Some(rest) = before.strip_suffix(word)
+            && !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        {
+            before = rest.trim_end();
+            break;
+        }
+    }
+    let at_start = before.is_empty()
+        || before.ends_with(|c: char| "#/*-;>!\"'<.?:([{|@`=+~".contains(c));
+    // The text after `name:` or `name,` on the line.
+    let after = lowered[span.start..line.end]
+        .split_once([':', ','])
+        .map_or("", |(_, rest)| rest)
+        .trim_start();
+    let next: &str = after
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+        .next()
+        .unwrap_or("");
+    if at_start && IMPERATIVES.contains(&next) {
+        weight
+    } else {
+        NOT_ADDRESSED_WEIGHT
     }
 }
 
