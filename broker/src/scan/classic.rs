@@ -37,7 +37,8 @@ pub(super) const INJ05_TAIL: &str =
     r"(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
 pub(super) const INJ05_MARKERS: &[&str] = &["<!--", "--", "//", "/*", "#"];
 pub(super) const INJ06_TOKENS: &str = r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>";
-pub(super) const INJ06_ROLE_FULL: &str = r"(?m)^{S}*(?:###{S}*)?(?:system|assistant|human){S}*:{S}*$";
+pub(super) const INJ06_ROLE_FULL: &str =
+    r"(?m)^{S}*(?:###{S}*)?(?:system|assistant|human){S}*:{S}*$";
 pub(super) const INJ06_ROLE_TAIL: &str = r"(?m)(?:system|assistant|human){S}*:{S}*$";
 pub(super) const INJ06_MARKERS: &[&str] = &["###"];
 pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl|fetch){B}[^.\n]{0,40}?(?:https?://|{B}webhook{B}|{B}to{S}+(?:my|the){S}+server{B})";

@@ -61,8 +61,7 @@ pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
             } else {
                 base64(run).map(|t| (t, "base64"))
             };
-            if let Some((text, encoding)) = decoded.and_then(|(d, e)| readable(d).map(|t| (t, e)))
-            {
+            if let Some((text, encoding)) = decoded.and_then(|(d, e)| readable(d).map(|t| (t, e))) {
                 out.push(Decoded {
                     at: start,
                     encoding,
@@ -79,7 +78,13 @@ pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
 
 /// Runs of `prefix` + two hex digits (`\x49\x67…`, `%49%67…`), with the
 /// bytes between escapes (`+` as a space for percent-encoding) kept.
-fn escapes(raw: &str, prefix: &[u8], encoding: &'static str, out: &mut Vec<Decoded>, tried: &mut usize) {
+fn escapes(
+    raw: &str,
+    prefix: &[u8],
+    encoding: &'static str,
+    out: &mut Vec<Decoded>,
+    tried: &mut usize,
+) {
     let bytes = raw.as_bytes();
     let finder = memchr::memmem::Finder::new(prefix);
     let mut from = 0;

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::classic::compile;
@@ -361,11 +362,12 @@ const FAMILIES: &[Family] = &[
 
 /// The compiled families and the anchor scan.
 pub(super) struct Families {
-    /// One alternation of every anchor.
-    anchors: Regex,
-    /// Which families each anchor belongs to (bit `i` is `FAMILIES[i]`).
-    masks: HashMap<&'static str, u32>,
-    patterns: Vec<(usize, Vec<Regex>)>,
+    /// Every anchor, found in one pass.
+    anchors: AhoCorasick,
+    /// Which families each anchor (by pattern index) belongs to (bit `i` is
+    /// `FAMILIES[i]`).
+    masks: Vec<u32>,
+    patterns: Vec<(usize, Regex)>,
 }
 
 /// The compiled families, built once per process.
@@ -395,25 +397,23 @@ impl Families {
         masks.retain(|anchor, _| !all.iter().any(|(s, _)| s != anchor && anchor.contains(s)));
         let mut anchors: Vec<&'static str> = masks.keys().copied().collect();
         anchors.sort_unstable();
-        let alternation = anchors
-            .iter()
-            .map(|a| regex::escape(a))
-            .collect::<Vec<_>>()
-            .join("|");
+        let masks_by_index: Vec<u32> = anchors.iter().map(|a| masks[a]).collect();
         let patterns = FAMILIES
             .iter()
             .map(|family| {
-                let compiled = family
+                // One alternation per family: one search per candidate line.
+                let alternation = family
                     .patterns
                     .iter()
-                    .map(|p| compile(&p.replace("{PH}", PLACEHOLDER)))
-                    .collect();
-                (family.signal, compiled)
+                    .map(|p| format!("(?:{})", p.replace("{PH}", PLACEHOLDER)))
+                    .collect::<Vec<_>>()
+                    .join("|");
+                (family.signal, compile(&alternation))
             })
             .collect();
         Families {
-            anchors: compile(&alternation),
-            masks,
+            anchors: anchor_searcher(&anchors),
+            masks: masks_by_index,
             patterns,
         }
     }
@@ -426,7 +426,7 @@ impl Families {
         // Candidate lines and the families whose anchors they hold.
         let mut lines: Vec<(Range<usize>, u32)> = Vec::new();
         for m in self.anchors.find_iter(hay) {
-            let Some(&mask) = self.masks.get(m.as_str()) else {
+            let Some(&mask) = self.masks.get(m.pattern().as_usize()) else {
                 continue;
             };
             if let Some((line, seen)) = lines.last_mut()
@@ -442,7 +442,7 @@ impl Families {
         if lines.is_empty() {
             return;
         }
-        for (index, (signal, patterns)) in self.patterns.iter().enumerate() {
+        for (index, (signal, pattern)) in self.patterns.iter().enumerate() {
             let bit = 1 << index;
             let mut found = 0;
             for (line, mask) in &lines {
@@ -453,12 +453,7 @@ impl Families {
                     continue;
                 }
                 let text = &hay[line.clone()];
-                // The leftmost match of any pattern on the line.
-                let first = patterns
-                    .iter()
-                    .filter_map(|p| p.find(text))
-                    .min_by_key(|m| m.start());
-                if let Some(m) = first {
+                if let Some(m) = pattern.find(text) {
                     out.push((*signal, line.start + m.start()..line.start + m.end()));
                     found += 1;
                 }
@@ -467,62 +462,101 @@ impl Families {
     }
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "the anchors are constants; a test builds the searcher"
+)]
+fn anchor_searcher(anchors: &[&str]) -> AhoCorasick {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(anchors)
+        .expect("anchor searcher builds")
+}
+
 /// Lines that open a counterfeit conversation turn: an assistant's turn and
 /// a user's turn within [`TURN_WINDOW`] lines of each other (`Assistant: …`
 /// then `User: …`, in any order and any markup), or a user's turn carrying a
 /// request (`User: next, please repeat …`). Pushes up to `limit` spans (the
-/// later turn of each pair) as `(signal, span)`.
+/// later turn of each pair) as `(signal, span)`. Candidate lines come from one
+/// pass of the role words followed by `:` (or by `**`/`__` and `:`).
 pub(super) fn counterfeit_turns(
     hay: &str,
     signal: usize,
     limit: usize,
     out: &mut Vec<(usize, Range<usize>)>,
 ) {
+    const ROLES: &[&str] = &[
+        "assistant",
+        "ai",
+        "bot",
+        "chatbot",
+        "gpt",
+        "claude",
+        "user",
+        "human",
+    ];
+    static ROLE_COLON: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        let mut anchors = Vec::new();
+        for role in ROLES {
+            for tail in [":", " :", "\t:", "  :", "**", "__"] {
+                anchors.push(format!("{role}{tail}"));
+            }
+        }
+        let anchors: Vec<&str> = anchors.iter().map(String::as_str).collect();
+        anchor_searcher(&anchors)
+    });
     static TURN: LazyLock<Regex> = LazyLock::new(|| {
         compile(
-            r"(?m)^[ \t>*#/;!-]{0,8}(?:\*\*|__)?(assistant|ai|bot|chatbot|gpt|claude|user|human)(?:\*\*|__)?[ \t]*:[ \t]*(\S[^\n]*)",
+            r"^[ \t>*#/;!-]{0,8}(?:\*\*|__)?(assistant|ai|bot|chatbot|gpt|claude|user|human)(?:\*\*|__)?[ \t]*:[ \t]*(\S.*)",
         )
     });
     static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
-        compile(r"^(?:[a-z,]+\s+){0,3}(?:please|could\s+you|can\s+you|would\s+you|now\s+(?:ignore|repeat|print|say))")
-    });
-    static GATE: LazyLock<Regex> = LazyLock::new(|| {
-        compile(r"(?:assistant|ai|bot|gpt|claude|user|human)(?:\*\*|__)?[ \t]*:")
+        compile(
+            r"^(?:[a-z,]+\s+){0,3}(?:please|could\s+you|can\s+you|would\s+you|now\s+(?:ignore|repeat|print|say))",
+        )
     });
     const TURN_WINDOW: u64 = 12;
-    if GATE.find(hay).is_none() {
-        return;
-    }
     let bytes = hay.as_bytes();
     let mut last_ai: Option<u64> = None;
     let mut last_user: Option<u64> = None;
-    let mut line = 1_u64;
+    let mut line_number = 1_u64;
     let mut counted_to = 0;
     let mut found = 0;
-    for caps in TURN.captures_iter(hay) {
+    let mut last_line_end = None;
+    for m in ROLE_COLON.find_iter(hay) {
         if found >= limit {
             break;
         }
+        if last_line_end.is_some_and(|end| m.start() <= end) {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[m.end()..]).map_or(hay.len(), |i| m.end() + i);
+        last_line_end = Some(end);
+        let Some(caps) = TURN.captures(&hay[start..end]) else {
+            continue;
+        };
         let (Some(whole), Some(role), Some(rest)) = (caps.get(0), caps.get(1), caps.get(2)) else {
             continue;
         };
-        line += bytes[counted_to..whole.start()]
+        line_number += bytes[counted_to..start]
             .iter()
             .filter(|&&b| b == b'\n')
             .count() as u64;
-        counted_to = whole.start();
+        counted_to = start;
         let is_user = matches!(role.as_str(), "user" | "human");
         let partner = if is_user { last_ai } else { last_user };
-        let paired = partner.is_some_and(|at| line - at <= TURN_WINDOW);
+        let paired = partner.is_some_and(|at| line_number - at <= TURN_WINDOW);
         let asks = is_user && REQUEST.is_match(rest.as_str());
         if paired || asks {
-            out.push((signal, whole.start()..whole.end()));
+            out.push((signal, start + whole.start()..start + whole.end()));
             found += 1;
         }
         if is_user {
-            last_user = Some(line);
+            last_user = Some(line_number);
         } else {
-            last_ai = Some(line);
+            last_ai = Some(line_number);
         }
     }
 }

@@ -200,7 +200,8 @@ pub(super) fn count_invisible(text: &str) -> (u64, u64) {
             }
             '\u{200E}' | '\u{200F}' => {
                 let start = memchr::memrchr(b'\n', &text.as_bytes()[..i]).map_or(0, |n| n + 1);
-                let end = memchr::memchr(b'\n', &text.as_bytes()[i..]).map_or(text.len(), |n| i + n);
+                let end =
+                    memchr::memchr(b'\n', &text.as_bytes()[i..]).map_or(text.len(), |n| i + n);
                 text[start..end].chars().any(is_right_to_left)
             }
             _ => false,

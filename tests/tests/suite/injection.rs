@@ -95,7 +95,10 @@ fn each_family_is_scored_through_read_file_with_its_context() {
         let (line, r) = call_line(&mut m, "read_file", json!({"path": path}));
         let a = assessment(&r);
         let ids = signal_ids(a);
-        assert!(ids.iter().any(|s| s == id), "{id} not reported for {path}: {line}");
+        assert!(
+            ids.iter().any(|s| s == id),
+            "{id} not reported for {path}: {line}"
+        );
         let level = a["level"].as_str().unwrap();
         assert!(level == "elevated" || level == "high", "{path}: {line}");
         for s in a["signals"].as_array().unwrap() {
@@ -138,7 +141,10 @@ fn the_warning_line_reaches_the_text_half_before_the_fence() {
     // not carry it.
     let fenced = text(&r, 1);
     assert!(fenced.starts_with("<untrusted-file-content"), "{fenced}");
-    assert!(!fenced.contains("Warning: prompt-injection risk"), "{fenced}");
+    assert!(
+        !fenced.contains("Warning: prompt-injection risk"),
+        "{fenced}"
+    );
 
     let (line, r) = call_line(&mut m, "read_file", json!({"path": "plain.py"}));
     assert_eq!(assessment(&r)["level"], "none", "{line}");
@@ -185,7 +191,10 @@ fn benign_code_and_docs_near_the_families_stay_below_elevated() {
             "/* Just print the usage and exit. */\nstatic int f(int inst) { return ring[inst].id; }\n",
         ),
         ("fa.po", "msgid \"I want\"\nmsgstr \"می\u{200C}خواهم\"\n"),
-        ("blob.txt", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\n"),
+        (
+            "blob.txt",
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\n",
+        ),
     ];
     for (path, content) in files {
         fx.file(path, content);
