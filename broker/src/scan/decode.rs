@@ -56,7 +56,7 @@ pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
         if end - start >= MIN_RUN {
             tried += 1;
             let run = &bytes[start..end.min(start + MAX_RUN)];
-            let decoded = if run.len() % 2 == 0 && run.iter().all(u8::is_ascii_hexdigit) {
+            let decoded = if run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit) {
                 hex(run).map(|t| (t, "hex"))
             } else {
                 base64(run).map(|t| (t, "base64"))
