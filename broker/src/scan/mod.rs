@@ -484,7 +484,7 @@ impl Scanner {
             }
         }
         if let Some(at) = look_alikes {
-            hits[LOOK_ALIKE].push(Hit::Raw(at, excerpt(line_at(source, at))));
+            hits[LOOK_ALIKE].push(Hit::Raw(at, excerpt(word_at(source, at))));
         }
 
         let mut survival = 1.0_f64;
@@ -683,8 +683,26 @@ fn line_bounds(text: &str, at: usize) -> Range<usize> {
     start..end
 }
 
-fn line_at(text: &str, at: usize) -> &str {
-    &text[line_bounds(text, at)]
+/// The word of `text` holding byte `at` (up to whitespace, at most 40 bytes
+/// either side): the excerpt of a look-alike letter, kept short so that it
+/// carries nothing else of the line.
+fn word_at(text: &str, at: usize) -> &str {
+    const REACH: usize = 40;
+    let mut start = at;
+    for (i, c) in text[..at].char_indices().rev() {
+        if c.is_whitespace() || at - i > REACH {
+            break;
+        }
+        start = i;
+    }
+    let mut end = at;
+    for (i, c) in text[at..].char_indices() {
+        if c.is_whitespace() || i > REACH {
+            break;
+        }
+        end = at + i + c.len_utf8();
+    }
+    &text[start..end]
 }
 
 /// The context of a finding starting at byte `at` of `text`.
