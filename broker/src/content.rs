@@ -23,7 +23,7 @@ use crate::error::Refusal;
 use crate::fence::{Nonce, fence};
 use crate::redact::{RedactionReport, Redactor};
 use crate::render::{FenceText, Rendered, number_lines};
-use crate::scan::Scanner;
+use crate::scan::{Scanner, warning_line};
 use crate::tools::Tool;
 use moat_worker::sources::redact_source;
 
@@ -56,10 +56,11 @@ impl Controls {
     #[must_use]
     pub fn success(&self, tool: Tool, rendered: Rendered) -> Map<String, Value> {
         let Rendered {
-            summary,
+            mut summary,
             mut structured,
             untrusted,
             scan,
+            scan_path,
             fence_text,
             worker_redaction,
         } = rendered;
@@ -77,12 +78,16 @@ impl Controls {
                     }
                     (None, _) => (raw.as_str(), 0),
                 };
-                let mut a = self.scanner.assess(text).to_json();
+                let mut a = self.scanner.assess_file(text, scan_path.as_deref()).to_json();
                 shift_lines(&mut a, offset);
                 a
             } else {
                 json!({"level": "none", "risk": 0.0, "invisible_characters": 0, "signals": []})
             };
+            if let Some(warning) = warning_line(&assessment) {
+                summary.push('\n');
+                summary.push_str(&warning);
+            }
             structured.insert("untrusted_content".into(), Value::Bool(true));
             structured.insert("content_assessment".into(), assessment);
             let raw = self.redact_fenced(raw, fence_text, &mut report);

@@ -56,6 +56,9 @@ pub struct Rendered {
     /// What the injection scanner reads instead of `untrusted`, and the line
     /// number of its first line minus one.
     pub scan: Option<(String, u64)>,
+    /// The path of the one file the fenced text comes from (read_file): it
+    /// tells the scanner how to read a line (comment, string literal, prose).
+    pub scan_path: Option<String>,
     /// How the broker's redaction pass reads `untrusted` before it is fenced.
     pub fence_text: FenceText,
     /// What the worker's redaction of whole sources replaced (added to the
@@ -154,8 +157,13 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
             RedactionCounts::default()
         }
     };
+    let scan_path = match &out {
+        ToolOutput::ReadFile(o) => Some(o.path.clone()),
+        _ => None,
+    };
     Rendered {
         worker_redaction,
+        scan_path,
         ..render_output(request, out, root)
     }
 }
@@ -193,6 +201,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     end: o.end_line,
                 },
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
         ToolOutput::ListDirectory(o) => {
@@ -251,6 +260,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
         ToolOutput::SearchCode(o) => {
@@ -307,6 +317,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 fence_text: FenceText::PerLine,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
         ToolOutput::FindSymbol(o) => {
@@ -382,6 +393,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 fence_text: FenceText::PerLine,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
         ToolOutput::ProjectOverview(o) => {
@@ -454,6 +466,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
         ToolOutput::GitLog(o) => {
@@ -484,6 +497,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
         ToolOutput::GitDiff(o) => {
@@ -515,6 +529,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 fence_text: FenceText::Whole,
                 scan: None,
                 worker_redaction: RedactionCounts::default(),
+                scan_path: None,
             }
         }
     }

@@ -454,10 +454,11 @@ fn assessment_schema() -> Value {
             "signals": {"type": "array", "items": {
                 "type": "object",
                 "additionalProperties": false,
-                "required": ["description", "excerpt", "line", "signal"],
+                "required": ["context", "description", "excerpt", "line", "signal"],
                 "properties": {
                     "signal": {"type": "string"}, "description": {"type": "string"},
-                    "line": {"type": "integer", "minimum": 1}, "excerpt": {"type": "string"}
+                    "line": {"type": "integer", "minimum": 1}, "excerpt": {"type": "string"},
+                    "context": {"type": "string", "enum": ["comment", "string literal", "Markdown prose", "markup", "data", "code", "other"]}
                 }
             }}
         }

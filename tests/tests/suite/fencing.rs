@@ -320,7 +320,13 @@ fn a_file_name_cannot_inject_a_line_into_the_prose_half() {
     );
     assert_eq!(r["structuredContent"]["match_count"], 1, "{line}");
     let summary = text(&r, 0);
-    assert_eq!(summary.lines().count(), 1, "{summary}");
+    // One summary line, and the broker's own warning line (the fenced
+    // header names a file under an injected directory name).
+    let own: Vec<&str> = summary
+        .lines()
+        .filter(|l| !l.starts_with("Warning: prompt-injection risk "))
+        .collect();
+    assert_eq!(own.len(), 1, "{summary}");
     assert!(!forged(&summary), "{summary}");
     assert_eq!(r["structuredContent"]["path"], evil(), "{line}");
     assert_eq!(

@@ -12,6 +12,7 @@ mod hard_links; // a second name for an outside file is refused (hard_link)
 mod healthcheck; // `moat healthcheck [--ready]` against a real HTTP server: 0 on 200, 1 otherwise (never 2)
 mod http; // probes, both eras over POST, status mapping, header mirroring, 413, 405, stalls, 503, drain
 mod http_auth; // Origin -> Host -> bearer, in that order; rebinding hosts; probes open
+mod injection; // INJ11 onwards end to end: families planted in everyday files, contexts, the warning line, benign near misses
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries
 mod list_directory; // order, hidden names, records, walked_by_search
 mod logs; // stderr: JSON lines, credentials in headers/methods/config redacted, bearer token never logged

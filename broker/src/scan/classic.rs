@@ -1,0 +1,251 @@
+//! The ten classic signals, INJ01 to INJ10, matched over the whole lowered
+//! text.
+//!
+//! Case-insensitive matching with Unicode word boundaries is done as follows.
+//! After NFKC folding, ASCII case-insensitivity is the same thing (the only
+//! non-ASCII characters whose simple case folding is an ASCII letter, the
+//! Kelvin sign and the long s, are folded to ASCII by NFKC), so the folded text
+//! is lower-cased byte for byte (offsets do not move) and matched
+//! case-sensitively, which lets the regex engine use its literal prefilters.
+//! Word boundaries are ASCII ones; next to the ASCII keywords an ASCII boundary
+//! holds wherever a Unicode one does (a keyword glued to a non-ASCII letter
+//! matches too). The two signals anchored at a line start (INJ05 and half of
+//! INJ06) are found from their unanchored tail and then checked with the full
+//! regex on the line, which gives the same matches without giving up the
+//! prefilter; INJ02 and INJ06 are split into alternatives matched as a union
+//! for the same reason. Every step is linear in the input size.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+// Patterns run on lower-cased NFKC text. `{B}` is an ASCII word boundary, `{S}`
+// Python's `\s` (Rust's `\s` plus U+001C..U+001F) and `{HS}` the same without
+// `\n` (`[^\S\n]`).
+pub(super) const INJ01: &str = r"{B}(?:ignore|disregard|forget|override){B}[^.\n]{0,40}?{B}(?:previous|prior|earlier|above|all){B}[^.\n]{0,20}?{B}(?:instructions|instruction|prompts|prompt|rules|rule|context|directions|direction)";
+// INJ02 is `{B}(?:ai|llm|…|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]`,
+// in two parts (see MATCHERS).
+pub(super) const INJ02_AI: &str = r"{B}ai{B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
+pub(super) const INJ02_WORDS: &str = r"{B}(?:llm|assistant|agent|model|copilot|claude|chatgpt|gpt|gemini|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
+// "The configuration" is what documentation prints and shows all the time;
+// only "your configuration" asks the reader about itself.
+pub(super) const INJ03: &str = r"{B}(?:print|show|reveal|repeat|output|display|dump){B}[^.\n]{0,30}?(?:{B}your{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|configuration|rules|guidelines)|{B}the{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|rules|guidelines)){B}";
+pub(super) const INJ04: &str = r"{B}you{S}+are{S}+(?:now|no{S}+longer){B}|{B}(?:god|dan|jailbreak|unrestricted){S}+mode{B}|{B}developer{S}+mode{S}+(?:enabled|activated|output|response){B}|{B}act{S}+as{S}+(?:if{S}+you|an?{S}+unrestricted){B}";
+pub(super) const INJ05_FULL: &str = r"(?m)^{S}*(?:#|//|/\*|--|<!--)?{S}*(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
+pub(super) const INJ05_TAIL: &str =
+    r"(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
+pub(super) const INJ05_MARKERS: &[&str] = &["<!--", "--", "//", "/*", "#"];
+pub(super) const INJ06_TOKENS: &str = r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>";
+pub(super) const INJ06_ROLE_FULL: &str =
+    r"(?m)^{S}*(?:###{S}*)?(?:system|assistant|human){S}*:{S}*$";
+pub(super) const INJ06_ROLE_TAIL: &str = r"(?m)(?:system|assistant|human){S}*:{S}*$";
+pub(super) const INJ06_MARKERS: &[&str] = &["###"];
+pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl|fetch){B}[^.\n]{0,40}?(?:https?://|{B}webhook{B}|{B}to{S}+(?:my|the){S}+server{B})";
+pub(super) const INJ08: &str = r"{B}(?:run|execute|invoke){B}[^.\n]{0,25}?{B}(?:the{S}+following|this){B}[^.\n]{0,15}?{B}(?:command|script|shell|code){B}|{B}curl{B}[^\n]{0,60}\|{S}*(?:ba)?sh{B}";
+pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+pub(super) const INJ10: &str = r"{B}(?:do{S}+not|don't|never){B}[^.\n]{0,25}?{B}(?:tell|mention|inform|reveal{S}+to|show){B}[^.\n]{0,20}?{B}(?:the{S}+)?(?:user|developer|human|operator){B}";
+
+/// Expands the `{B}`, `{S}` and `{HS}` shorthands.
+pub(super) fn expand(pattern: &str) -> String {
+    pattern
+        .replace("{B}", r"(?-u:\b)")
+        .replace("{HS}", r"[\s\x1C-\x1F&&[^\n]]")
+        .replace("{S}", r"[\s\x1C-\x1F]")
+}
+
+#[expect(
+    clippy::expect_used,
+    reason = "the patterns are constants; a test compiles every one of them"
+)]
+pub(super) fn compile(pattern: &str) -> Regex {
+    Regex::new(&expand(pattern)).expect("signal pattern compiles")
+}
+
+/// How one signal is found.
+pub(super) enum Matcher {
+    /// Every match of one regex.
+    Plain(Regex),
+    /// A regex that starts with `^{S}*(?:marker)?{S}*`: found from `tail` (the
+    /// rest of it), then confirmed with `full` on the line where it starts.
+    LineStart {
+        full: Regex,
+        tail: Regex,
+        markers: &'static [&'static str],
+    },
+    /// The alternatives of one signal regex, split so that each part keeps a
+    /// selective literal prefilter, matched as their union: leftmost first, and
+    /// at equal starts the earlier part, as in a single alternation.
+    Union(Vec<Matcher>),
+}
+
+impl Matcher {
+    /// The match Python's `finditer` yields next when the previous match ended
+    /// at `pos` (or `pos` is 0): the leftmost one starting at or after `pos`.
+    fn first_at(&self, hay: &str, pos: usize) -> Option<Range<usize>> {
+        match self {
+            Matcher::Plain(regex) => regex.find_at(hay, pos).map(|m| m.range()),
+            Matcher::LineStart {
+                full,
+                tail,
+                markers,
+            } => line_start_at(full, tail, markers, hay, pos),
+            Matcher::Union(parts) => parts
+                .iter()
+                .filter_map(|part| part.first_at(hay, pos))
+                .fold(None, |best: Option<Range<usize>>, span| match best {
+                    Some(best) if best.start <= span.start => Some(best),
+                    _ => Some(span),
+                }),
+        }
+    }
+
+    /// Pushes the first `limit` matches in `hay`, leftmost-first and
+    /// non-overlapping, as Python's `finditer` yields them.
+    pub(super) fn find(&self, hay: &str, limit: usize, out: &mut Vec<Range<usize>>) {
+        match self {
+            Matcher::Plain(regex) => {
+                out.extend(regex.find_iter(hay).take(limit).map(|m| m.range()));
+            }
+            Matcher::LineStart { .. } => {
+                let mut pos = 0;
+                for _ in 0..limit {
+                    let Some(span) = self.first_at(hay, pos) else {
+                        return;
+                    };
+                    pos = after(hay, &span);
+                    out.push(span);
+                }
+            }
+            Matcher::Union(parts) => {
+                // Each part's next match, kept until the union moves past its
+                // start: a part with no match from `p` on has none from later.
+                let mut next: Vec<Option<Range<usize>>> =
+                    parts.iter().map(|part| part.first_at(hay, 0)).collect();
+                let mut pos = 0;
+                for _ in 0..limit {
+                    for (part, slot) in parts.iter().zip(next.iter_mut()) {
+                        if slot.as_ref().is_some_and(|span| span.start < pos) {
+                            *slot = part.first_at(hay, pos);
+                        }
+                    }
+                    let mut best: Option<&Range<usize>> = None;
+                    for span in next.iter().flatten() {
+                        if best.is_none_or(|best| span.start < best.start) {
+                            best = Some(span);
+                        }
+                    }
+                    let Some(span) = best.cloned() else {
+                        return;
+                    };
+                    pos = after(hay, &span);
+                    out.push(span);
+                }
+            }
+        }
+    }
+}
+
+/// Where the search for the next match starts after `span`.
+fn after(hay: &str, span: &Range<usize>) -> usize {
+    if span.is_empty() {
+        next_char(hay, span.end)
+    } else {
+        span.end
+    }
+}
+
+/// The first match of `full`, a regex of the form `^{S}*(?:marker)?{S}*TAIL`,
+/// starting at or after `pos`.
+///
+/// Each match contains a match of `tail`, preceded on its left by whitespace,
+/// at most one marker and more whitespace, back to a line start. So: find the
+/// next `tail`, walk back over that prefix, and run `full` on the slice from
+/// the first line start in reach to the end of the tail match. The slice starts
+/// at a real line start, so `^` means the same in it as in the whole text.
+/// Linear: the stretches walked back over are whitespace and markers, so they
+/// never overlap from one candidate to the next.
+fn line_start_at(
+    full: &Regex,
+    tail: &Regex,
+    markers: &[&str],
+    hay: &str,
+    pos: usize,
+) -> Option<Range<usize>> {
+    let bytes = hay.as_bytes();
+    let mut at = pos;
+    while at <= hay.len() {
+        let candidate = tail.find_at(hay, at)?;
+        let mut reach = skip_space_back(hay, candidate.start());
+        if let Some(marker) = markers.iter().find(|m| hay[..reach].ends_with(**m)) {
+            reach = skip_space_back(hay, reach - marker.len());
+        }
+        let from = reach.max(pos);
+        let line_start = if from == 0 || bytes[from - 1] == b'\n' {
+            Some(from)
+        } else {
+            memchr::memchr(b'\n', &bytes[from..candidate.start()]).map(|i| from + i + 1)
+        };
+        let confirmed = line_start.and_then(|start| {
+            full.find(&hay[start..candidate.end()])
+                .map(|m| start + m.start()..start + m.end())
+        });
+        if confirmed.is_some() {
+            return confirmed;
+        }
+        at = next_char(hay, candidate.start());
+    }
+    None
+}
+
+/// The start of the whitespace run that ends at `end`.
+fn skip_space_back(hay: &str, end: usize) -> usize {
+    let mut start = end;
+    for c in hay[..end].chars().rev() {
+        if !is_python_space(c) {
+            break;
+        }
+        start -= c.len_utf8();
+    }
+    start
+}
+
+/// The index of the character after the one at `index` (past the end at the
+/// end).
+fn next_char(text: &str, index: usize) -> usize {
+    text[index..]
+        .chars()
+        .next()
+        .map_or(text.len() + 1, |c| index + c.len_utf8())
+}
+
+/// Python's `str.isspace()`: Unicode White_Space plus U+001C..U+001F.
+pub(super) fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1C}'..='\u{1F}').contains(&c)
+}
+
+pub(super) static MATCHERS: LazyLock<[Matcher; 10]> = LazyLock::new(|| {
+    let plain = |pattern: &str| Matcher::Plain(compile(pattern));
+    let line_start = |full: &str, tail: &str, markers| Matcher::LineStart {
+        full: compile(full),
+        tail: compile(tail),
+        markers,
+    };
+    [
+        plain(INJ01),
+        // "ai" alone is a frequent pair of letters; kept with the long words,
+        // it turns the prefilter into a slow one for all of them.
+        Matcher::Union(vec![plain(INJ02_AI), plain(INJ02_WORDS)]),
+        plain(INJ03),
+        plain(INJ04),
+        line_start(INJ05_FULL, INJ05_TAIL, INJ05_MARKERS),
+        Matcher::Union(vec![
+            plain(INJ06_TOKENS),
+            line_start(INJ06_ROLE_FULL, INJ06_ROLE_TAIL, INJ06_MARKERS),
+        ]),
+        plain(INJ07),
+        plain(INJ08),
+        plain(INJ09),
+        plain(INJ10),
+    ]
+});

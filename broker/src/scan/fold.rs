@@ -1,0 +1,290 @@
+//! Folding: the NFKC-folded, lower-cased text the signals read, and the
+//! invisible formatting characters counted on the raw text.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
+
+/// The text as the signals see it: NFKC-folded, then ASCII lower-cased, in one
+/// buffer. Lower-casing changes no lengths, so offsets in `lowered` are offsets
+/// in the folded text; [`Folded::original`] gives back the folded text of a
+/// span with its case, for excerpts.
+pub(super) struct Folded<'a> {
+    raw: &'a str,
+    pub(super) lowered: String,
+    /// The pieces folding changed, in order: where each came from in `raw`,
+    /// where it starts in the folded text, and what it became.
+    pub(super) changes: Vec<Change>,
+}
+
+pub(super) struct Change {
+    raw: Range<usize>,
+    folded_start: usize,
+    folded: String,
+}
+
+impl Change {
+    fn folded_end(&self) -> usize {
+        self.folded_start + self.folded.len()
+    }
+}
+
+impl<'a> Folded<'a> {
+    /// Folds `raw`.
+    ///
+    /// NFKC never reaches across a character that is a starter (combining
+    /// class 0) and NFKC quick-check "yes": nothing composes with it from the
+    /// left and nothing reorders across it. Every ASCII character is one. So
+    /// the text is cut before each such character, and only the pieces holding
+    /// some other character are normalised; the rest, nearly always almost all
+    /// of it, is copied as it is.
+    pub(super) fn new(raw: &'a str) -> Folded<'a> {
+        let bytes = raw.as_bytes();
+        let mut changes = Vec::new();
+        let note = |from: usize, to: usize, changes: &mut Vec<Change>| {
+            let piece = &raw[from..to];
+            let folded: String = piece.nfkc().collect();
+            if folded != piece {
+                changes.push(Change {
+                    raw: from..to,
+                    folded_start: 0,
+                    folded,
+                });
+            }
+        };
+        let mut at = next_non_ascii(bytes, 0);
+        while at < bytes.len() {
+            // The ASCII character before this run is where a piece may start.
+            let mut boundary = at.saturating_sub(1);
+            let mut pending = false;
+            let mut end = at;
+            for c in raw[at..].chars() {
+                if c.is_ascii() {
+                    break;
+                }
+                if is_stable(c) {
+                    if pending {
+                        note(boundary, end, &mut changes);
+                        pending = false;
+                    }
+                    boundary = end;
+                } else {
+                    pending = true;
+                }
+                end += c.len_utf8();
+            }
+            if pending {
+                note(boundary, end, &mut changes);
+            }
+            at = next_non_ascii(bytes, end);
+        }
+
+        let growth: usize = changes
+            .iter()
+            .map(|c| c.folded.len().saturating_sub(c.raw.len()))
+            .sum();
+        let mut lowered = String::with_capacity(raw.len() + growth);
+        let mut copied = 0;
+        for change in &mut changes {
+            lowered.push_str(&raw[copied..change.raw.start]);
+            change.folded_start = lowered.len();
+            lowered.push_str(&change.folded);
+            copied = change.raw.end;
+        }
+        lowered.push_str(&raw[copied..]);
+        lowered.make_ascii_lowercase();
+        Folded {
+            raw,
+            lowered,
+            changes,
+        }
+    }
+
+    /// The folded text of `span` (offsets in the folded text), with its case.
+    pub(super) fn original(&self, span: Range<usize>) -> Cow<'a, str> {
+        if self.changes.is_empty() {
+            return Cow::Borrowed(&self.raw[span]);
+        }
+        // Outside the changes, folded and raw text are the same, `shift` apart.
+        let mut shift = 0_isize;
+        let raw = |folded: usize, shift: isize| folded.wrapping_sub_signed(shift);
+        let mut out = String::with_capacity(span.len());
+        let mut at = span.start;
+        for change in &self.changes {
+            if at >= span.end {
+                break;
+            }
+            let end = change.folded_end();
+            if end > at {
+                let unchanged_to = span.end.min(change.folded_start);
+                if at < unchanged_to {
+                    out.push_str(&self.raw[raw(at, shift)..raw(unchanged_to, shift)]);
+                    at = unchanged_to;
+                }
+                if at >= span.end {
+                    break;
+                }
+                let to = span.end.min(end);
+                out.push_str(&change.folded[at - change.folded_start..to - change.folded_start]);
+                at = to;
+            }
+            shift = end as isize - change.raw.end as isize;
+        }
+        if at < span.end {
+            out.push_str(&self.raw[raw(at, shift)..raw(span.end, shift)]);
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// Whether NFKC leaves `c` alone whatever surrounds it.
+fn is_stable(c: char) -> bool {
+    unicode_normalization::char::canonical_combining_class(c) == 0
+        && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+}
+
+/// The index of the first non-ASCII byte at or after `from`, or the length.
+fn next_non_ascii(bytes: &[u8], from: usize) -> usize {
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let (words, rest) = bytes[from..].as_chunks::<8>();
+    for (index, word) in words.iter().enumerate() {
+        let high = u64::from_le_bytes(*word) & HIGH_BITS;
+        if high != 0 {
+            return from + 8 * index + (high.trailing_zeros() / 8) as usize;
+        }
+    }
+    let scanned = from + 8 * words.len();
+    rest.iter()
+        .position(|b| !b.is_ascii())
+        .map_or(bytes.len(), |offset| scanned + offset)
+}
+
+/// Whether `c` is an invisible formatting character counted as evidence.
+pub(super) fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{206A}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{E0000}'..='\u{E007F}')
+}
+
+/// Counts invisible formatting characters in the raw text: all of them, and
+/// those that are evidence. Every one of them is encoded with a lead byte of
+/// 0xE2, 0xEF or 0xF3.
+///
+/// Zero-width spaces and joiners and the left-to-right and right-to-left marks
+/// (U+200B to U+200F) are how Persian, Arabic, Hebrew, the Indic scripts, Thai
+/// or Khmer are written: next to a non-ASCII letter they are orthography, not
+/// evidence. Next to ASCII letters (`ig\u{200B}nore`) they split words.
+pub(super) fn count_invisible(text: &str) -> (u64, u64) {
+    if text.is_ascii() {
+        return (0, 0);
+    }
+    let mut all = 0;
+    let mut evidence = 0;
+    for i in memchr::memchr3_iter(0xE2, 0xEF, 0xF3, text.as_bytes()) {
+        let Some(c) = text[i..].chars().next().filter(|&c| is_invisible(c)) else {
+            continue;
+        };
+        all += 1;
+        let script = |c: Option<char>| {
+            c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && !is_invisible(c))
+        };
+        let orthography = match c {
+            '\u{200B}'..='\u{200D}' => {
+                script(text[..i].chars().next_back())
+                    || script(text[i + c.len_utf8()..].chars().next())
+            }
+            '\u{200E}' | '\u{200F}' => {
+                let start = memchr::memrchr(b'\n', &text.as_bytes()[..i]).map_or(0, |n| n + 1);
+                let end =
+                    memchr::memchr(b'\n', &text.as_bytes()[i..]).map_or(text.len(), |n| i + n);
+                text[start..end].chars().any(is_right_to_left)
+            }
+            _ => false,
+        };
+        if !orthography {
+            evidence += 1;
+        }
+    }
+    (all, evidence)
+}
+
+/// Whether `c` is a letter of a right-to-left script (Hebrew, Arabic, Syriac,
+/// Thaana, N'Ko and their presentation forms).
+fn is_right_to_left(c: char) -> bool {
+    matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFE}')
+}
+
+/// A Cyrillic or Greek letter that looks like an ASCII one, and that letter.
+fn look_alike(c: char) -> Option<char> {
+    Some(match c {
+        'а' | 'α' | 'А' | 'Α' => 'a',
+        'в' | 'В' | 'Β' | 'β' => 'b',
+        'с' | 'С' | 'ϲ' => 'c',
+        'ԁ' => 'd',
+        'е' | 'Е' | 'Ε' | 'ε' => 'e',
+        'һ' | 'Н' | 'Η' => 'h',
+        'і' | 'І' | 'ι' | 'Ι' => 'i',
+        'ј' | 'Ј' => 'j',
+        'к' | 'К' | 'κ' | 'Κ' => 'k',
+        'М' | 'Μ' => 'm',
+        'η' | 'Ν' => 'n',
+        'о' | 'О' | 'ο' | 'Ο' => 'o',
+        'р' | 'Р' | 'ρ' | 'Ρ' => 'p',
+        'ԛ' => 'q',
+        'ѕ' | 'Ѕ' => 's',
+        'т' | 'Т' | 'τ' | 'Τ' => 't',
+        'υ' | 'ս' => 'u',
+        'ν' => 'v',
+        'ѡ' | 'ԝ' => 'w',
+        'х' | 'Х' | 'χ' | 'Χ' => 'x',
+        'у' | 'У' | 'γ' | 'Υ' => 'y',
+        'Ζ' => 'z',
+        _ => return None,
+    })
+}
+
+/// `raw` as a reader sees it: invisible formatting characters removed (they
+/// split words: `ig\u{200B}nore`), and Cyrillic or Greek look-alike letters
+/// that touch an ASCII letter replaced by that ASCII letter (`ignоre` with a
+/// Cyrillic `о`). `None` when that changes nothing; otherwise the text and
+/// where in it the first look-alike letter was replaced, if one was. Line
+/// breaks are kept, so line numbers stay those of `raw`.
+pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<usize>)> {
+    // Every look-alike letter is Greek or Cyrillic: its lead byte is one of
+    // 0xCE, 0xCF, 0xD0, 0xD1, 0xD4, 0xD5.
+    let bytes = raw.as_bytes();
+    let greek_or_cyrillic = memchr::memchr3(0xCE, 0xCF, 0xD0, bytes).is_some()
+        || memchr::memchr3(0xD1, 0xD4, 0xD5, bytes).is_some();
+    if invisible == 0 && !greek_or_cyrillic {
+        return None;
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut changed = false;
+    let mut replaced = None;
+    let mut prev_ascii_letter = false;
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if is_invisible(c) {
+            changed = true;
+            continue;
+        }
+        if let Some(ascii) = look_alike(c) {
+            let next_ascii_letter = chars.peek().is_some_and(char::is_ascii_alphabetic);
+            if prev_ascii_letter || next_ascii_letter {
+                replaced = replaced.or(Some(out.len()));
+                out.push(ascii);
+                changed = true;
+                prev_ascii_letter = true;
+                continue;
+            }
+        }
+        prev_ascii_letter = c.is_ascii_alphabetic();
+        out.push(c);
+    }
+    changed.then_some((out, replaced))
+}
