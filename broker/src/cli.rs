@@ -314,7 +314,7 @@ fn out(text: &str) {
 }
 
 fn tools(as_json: bool) -> ExitCode {
-    let registry = match crate::tools::Registry::new(true) {
+    let registry = match crate::tools::Registry::new() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -48,7 +48,7 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
         ),
     );
     line(&mut out, "workspace", config.sandbox.workspace.display());
-    let registry = crate::tools::Registry::new(config.git.is_some());
+    let registry = crate::tools::Registry::new();
     if let Ok(r) = &registry {
         let names: Vec<&str> = r
             .declarations()
