@@ -204,7 +204,6 @@ pub fn worker_init(config: &Config) -> WorkerInit {
         follow_symlinks: config.sandbox.follow_symlinks,
         allow_hard_links: config.sandbox.allow_hard_links,
         deny_extra: config.sandbox.deny_extra.clone(),
-        git: config.git.clone(),
         // Workers run only in confined mode, and there confinement is not
         // negotiable: on a kernel without Landlock the worker exits 76 and
         // the broker reports it. The in-process fallback for such kernels is

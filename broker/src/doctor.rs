@@ -116,10 +116,7 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
     line(
         &mut out,
         "git",
-        config
-            .git
-            .as_ref()
-            .map_or("not found (git tools hidden)", |g| g.binary.as_str()),
+        "read in-process (no git binary); workers can execute no program",
     );
 
     let mut failed = false;

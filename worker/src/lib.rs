@@ -23,7 +23,6 @@
 //!     follow_symlinks: false,
 //!     allow_hard_links: false,
 //!     deny_extra: vec![],
-//!     git: None,
 //!     sandbox: SandboxRequest::ProcessOnly,
 //! };
 //! let ws = Workspace::open(&init).unwrap();

@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use moat_protocol::limits::Limits;
-use moat_protocol::request::{GitSetup, WorkerInit};
+use moat_protocol::request::WorkerInit;
 
 use crate::fs::denylist::Denylist;
 
@@ -21,7 +21,6 @@ pub struct Workspace {
     limits: Limits,
     follow_symlinks: bool,
     allow_hard_links: bool,
-    git: Option<GitSetup>,
 }
 
 impl Workspace {
@@ -64,7 +63,6 @@ impl Workspace {
             limits: init.limits.clamped(),
             follow_symlinks: init.follow_symlinks,
             allow_hard_links: init.allow_hard_links,
-            git: init.git.clone(),
         })
     }
 
@@ -102,12 +100,6 @@ impl Workspace {
     #[must_use]
     pub fn allow_hard_links(&self) -> bool {
         self.allow_hard_links
-    }
-
-    /// git as resolved by the broker, if any.
-    #[must_use]
-    pub fn git(&self) -> Option<&GitSetup> {
-        self.git.as_ref()
     }
 
     /// The root directory descriptor.

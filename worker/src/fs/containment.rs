@@ -413,7 +413,6 @@ mod tests {
                 follow_symlinks,
                 allow_hard_links: false,
                 deny_extra: vec![],
-                git: None,
                 sandbox: SandboxRequest::ProcessOnly,
             })
             .unwrap()
