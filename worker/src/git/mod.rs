@@ -43,6 +43,8 @@ pub const MAX_TREE_BYTES: u64 = 32 * 1024 * 1024;
 pub const MAX_TREE_ENTRIES: usize = 1_000_000;
 /// Deepest tree nesting followed.
 pub const MAX_TREE_DEPTH: usize = 256;
+/// Bytes of the per-request object cache.
+const OBJECT_CACHE_BYTES: usize = 16 * 1024 * 1024;
 /// Most tag objects peeled through.
 const MAX_PEEL: usize = 16;
 
@@ -182,7 +184,11 @@ pub fn open(ws: &Workspace, tool: GitTool, deadline: &Deadline) -> Result<Repo, 
         .open_path_as_is(true)
         .lossy_config(true)
         .strict_config(false);
-    let repo = gix::open_opts(path, opts).map_err(|_| failed(tool, GitReason::Unreadable))?;
+    let mut repo =
+        gix::open_opts(path, opts).map_err(|_| failed(tool, GitReason::Unreadable))?;
+    // Trees and commits are looked up repeatedly (a log's parents, a path's
+    // trees); a bounded cache keeps that to one inflation each.
+    repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
     Ok(Repo { repo, tool })
 }
 

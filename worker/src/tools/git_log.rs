@@ -5,7 +5,7 @@
 //! (hash, author name, author date, subject), never cut out of a text
 //! stream, so no message can forge a second entry.
 
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::revision::plumbing::Spec;
@@ -58,11 +58,15 @@ pub fn run(
     let mut commits = Vec::new();
     let mut bytes = 0usize;
     let mut truncated = false;
+    // Commits queued by committer time; each is parsed once, when queued.
     let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+    let mut parsed: HashMap<ObjectId, git::CommitInfo> = HashMap::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     for tip in tips {
         if !hidden.contains(&tip) && seen.insert(tip) {
-            queue.push((repo.commit(tip)?.committed, tip));
+            let info = repo.commit(tip)?;
+            queue.push((info.committed, tip));
+            parsed.insert(tip, info);
         }
     }
     while let Some((_, id)) = queue.pop() {
@@ -70,10 +74,14 @@ pub fn run(
         if commits.len() >= limit {
             break;
         }
-        let info = repo.commit(id)?;
+        let Some(info) = parsed.remove(&id) else {
+            continue;
+        };
         for p in &info.parents {
             if !hidden.contains(p) && seen.insert(*p) {
-                queue.push((repo.commit(*p)?.committed, *p));
+                let pinfo = repo.commit(*p)?;
+                queue.push((pinfo.committed, *p));
+                parsed.insert(*p, pinfo);
             }
         }
         if !prefix.is_empty() && !touches(&repo, &info, &prefix)? {
