@@ -282,6 +282,28 @@ fn secs(d: Duration) -> String {
     }
 }
 
+/// The sentence naming the repository safety rule that failed (never what
+/// any file holds).
+fn unsafe_rule(rule: UnsafeRule) -> &'static str {
+    match rule {
+        UnsafeRule::DotGitKind => "`.git` is a symbolic link or a special file.",
+        UnsafeRule::GitdirOutside => {
+            "the `.git` file does not name a git directory inside the workspace."
+        }
+        UnsafeRule::ControlFileKind => {
+            "a file in the git directory is a symbolic link or a special file."
+        }
+        UnsafeRule::ControlFileLinks => "a file in the git directory has more than one hard link.",
+        UnsafeRule::CommondirOutside => "`commondir` names a directory outside the workspace.",
+        UnsafeRule::AlternatesOutside => {
+            "`objects/info/alternates` names an object store outside the workspace."
+        }
+        UnsafeRule::TooManyControlFiles => {
+            "the git directory holds more refs, logs and packs than this server checks."
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,27 +339,5 @@ mod tests {
             "p",
         );
         assert!(!r.message.contains('\n'));
-    }
-}
-
-/// The sentence naming the repository safety rule that failed (never what
-/// any file holds).
-fn unsafe_rule(rule: UnsafeRule) -> &'static str {
-    match rule {
-        UnsafeRule::DotGitKind => "`.git` is a symbolic link or a special file.",
-        UnsafeRule::GitdirOutside => {
-            "the `.git` file does not name a git directory inside the workspace."
-        }
-        UnsafeRule::ControlFileKind => {
-            "a file in the git directory is a symbolic link or a special file."
-        }
-        UnsafeRule::ControlFileLinks => "a file in the git directory has more than one hard link.",
-        UnsafeRule::CommondirOutside => "`commondir` names a directory outside the workspace.",
-        UnsafeRule::AlternatesOutside => {
-            "`objects/info/alternates` names an object store outside the workspace."
-        }
-        UnsafeRule::TooManyControlFiles => {
-            "the git directory holds more refs, logs and packs than this server checks."
-        }
     }
 }

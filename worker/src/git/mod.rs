@@ -184,8 +184,7 @@ pub fn open(ws: &Workspace, tool: GitTool, deadline: &Deadline) -> Result<Repo, 
         .open_path_as_is(true)
         .lossy_config(true)
         .strict_config(false);
-    let mut repo =
-        gix::open_opts(path, opts).map_err(|_| failed(tool, GitReason::Unreadable))?;
+    let mut repo = gix::open_opts(path, opts).map_err(|_| failed(tool, GitReason::Unreadable))?;
     // Trees and commits are looked up repeatedly (a log's parents, a path's
     // trees); a bounded cache keeps that to one inflation each.
     repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
@@ -436,7 +435,7 @@ impl Repo {
         };
         let mut out = Entries::new();
         for (n, e) in index.entries().iter().enumerate() {
-            if n % 4096 == 0 {
+            if n.is_multiple_of(4096) {
                 check_deadline(deadline)?;
             }
             if e.stage_raw() != 0 {

@@ -40,7 +40,7 @@ pub fn quote_path(prefix: &str, path: &str) -> String {
             b'\r' => out.push_str("\\r"),
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            b if b < 0x20 || b >= 0x7f => {
+            b if !(0x20..0x7f).contains(&b) => {
                 let _ = write!(out, "\\{b:03o}");
             }
             b => out.push(char::from(b)),

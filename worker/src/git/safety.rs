@@ -105,8 +105,7 @@ fn inside_dir(ws: &Workspace, base: &str, target: &str) -> Option<String> {
     let mut parts: Vec<String> = Vec::new();
     let joined;
     let walk: &std::path::Path = if path.is_absolute() {
-        let rest = path.strip_prefix(ws.root()).ok()?;
-        rest
+        path.strip_prefix(ws.root()).ok()?
     } else {
         joined = std::path::Path::new(base).join(path);
         &joined

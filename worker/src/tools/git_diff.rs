@@ -169,7 +169,7 @@ fn compare(
     let paths: BTreeSet<&String> = old.keys().chain(new_entries.keys()).collect();
     let mut changes = Vec::new();
     for (n, path) in paths.into_iter().enumerate() {
-        if n % 256 == 0 {
+        if n.is_multiple_of(256) {
             check_deadline(deadline)?;
         }
         let o = old.get(path).copied();

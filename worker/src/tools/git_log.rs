@@ -136,7 +136,7 @@ fn ancestors(
         if !seen.insert(id) {
             continue;
         }
-        if seen.len() % 1024 == 0 {
+        if seen.len().is_multiple_of(1024) {
             check_deadline(deadline)?;
         }
         if seen.len() > MAX_HIDDEN {

@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use moat_worker::sandbox;
-
 use super::{Res, SOCKET_FD, status_text};
 
 /// An fd the parent leaks into the child on purpose (no `O_CLOEXEC`):
