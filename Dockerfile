@@ -6,18 +6,17 @@
 #   docker run --rm --read-only --cap-drop ALL --security-opt no-new-privileges:true \
 #     -e MOAT_HTTP__BEARER_TOKEN -v "$PWD:/workspace:ro" -p 127.0.0.1:8080:8080 moat:local
 #
-# Three stages, one Debian release (bookworm) throughout, so the binary, git
-# and the C library they load all come from the same distribution:
+# Two stages, one Debian release (bookworm) throughout, so the binary and the
+# C library it loads come from the same distribution:
 #   builder  rust 1.95.0 (the version rust-toolchain.toml pins), `cargo build --release --locked`
-#   git      debian-slim with git, from which scripts/collect-git.sh takes git and its libraries
 #   runtime  distroless "cc" (glibc, libgcc, CA certificates, /etc/passwd; no shell, no package
-#            manager) + moat + git
+#            manager) + moat. No git: moat reads repositories in-process and its workers can
+#            execute no program.
 # See docs/deploy/container.md for the choices, and for Landlock and seccomp in a container.
-# To move to trixie, change all three images together (rust:…-slim-trixie, debian:trixie-slim,
+# To move to trixie, change both images together (rust:…-slim-trixie,
 # gcr.io/distroless/cc-debian13).
 
 ARG RUST_IMAGE=rust:1.95.0-slim-bookworm
-ARG GIT_IMAGE=debian:bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12
 
 # ---------------------------------------------------------------------------
@@ -42,17 +41,6 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
  && /usr/local/bin/moat --version
 
 # ---------------------------------------------------------------------------
-FROM ${GIT_IMAGE} AS git
-# git from the distribution's security-supported release (not version-pinned
-# on purpose: a rebuild takes its security updates).
-# hadolint ignore=DL3008
-RUN apt-get update \
- && apt-get install -y --no-install-recommends git \
- && rm -rf /var/lib/apt/lists/*
-COPY scripts/collect-git.sh /usr/local/bin/collect-git.sh
-RUN collect-git.sh /out /usr/bin/git
-
-# ---------------------------------------------------------------------------
 FROM ${RUNTIME_IMAGE} AS runtime
 
 ARG VERSION=0.1.0
@@ -65,7 +53,6 @@ LABEL org.opencontainers.image.title="moat" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
 
-COPY --from=git /out/ /
 COPY --from=builder /usr/local/bin/moat /usr/local/bin/moat
 
 # The workspace is mounted here, read-only. moat writes nothing anywhere (no
@@ -76,7 +63,7 @@ ENV MOAT_SANDBOX__WORKSPACE=/workspace \
     MOAT_HTTP__PORT=8080
 
 # A fixed unprivileged uid/gid with no entry in /etc/passwd and no home:
-# nothing in moat or git needs one.
+# nothing in moat needs one.
 USER 10001:10001
 WORKDIR /
 EXPOSE 8080

@@ -89,6 +89,8 @@ def main():
     ap.add_argument("--moat", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--moat-alt", help="a second moat binary (e.g. the previous release), "
+                    "measured in the same run: before/after")
     a = ap.parse_args()
     GIT = subprocess.run(["sh", "-c", "command -v git"], stdout=subprocess.PIPE,
                          text=True).stdout.strip()
@@ -105,8 +107,11 @@ def main():
     print(f"moat      {a.moat} (mode {mode})")
     print(f"reps      {a.reps} each, alternating; medians in ms, [q1, q3]")
     print()
-    m = Moat(a.moat, a.repo, {"MOAT_SANDBOX__MODE": mode,
-                              "MOAT_OBSERVABILITY__LOG_LEVEL": "warning"})
+    menv = {"MOAT_SANDBOX__MODE": mode, "MOAT_OBSERVABILITY__LOG_LEVEL": "warning"}
+    m = Moat(a.moat, a.repo, menv)
+    alt = Moat(a.moat_alt, a.repo, menv) if a.moat_alt else None
+    if alt:
+        print(f"moat-alt  {a.moat_alt}")
     rev = "HEAD~600..HEAD~500"
     cases = [
         ("git_log limit 20", "git_log", {"limit": 20},
@@ -121,26 +126,42 @@ def main():
         (f"git_diff {rev} stat", "git_diff", {"revision": rev, "stat_only": True},
          ["diff", "--ignore-submodules=dirty", "--submodule=short", "--no-color", "--no-ext-diff",
           "--no-textconv", "--find-renames", "--stat=200", "--end-of-options", rev, "--"]),
+        ("git_diff work tree", "git_diff", {},
+         ["diff", "--ignore-submodules=dirty", "--submodule=short", "--no-color", "--no-ext-diff",
+          "--no-textconv", "--find-renames", "--end-of-options", "--"]),
     ]
     for _, tool, args, argv in cases:  # warm
         m.call(tool, args)
+        if alt:
+            alt.call(tool, args)
         run_direct(a.repo, argv)
     header = f"{'call':<34} {'git direct':>16} {'moat':>16} {'moat-git':>9} {'moat/git':>8}  out bytes"
+    if alt:
+        header += f"  {'moat-alt':>16} {'moat/alt':>8}"
     print(header)
     print("-" * len(header))
     for label, tool, args, argv in cases:
-        td, tm = [], []
+        td, tm, ta = [], [], []
         size = 0
         for _ in range(a.reps):
             dt, size = run_direct(a.repo, argv)
             td.append(dt)
             dt, _ = m.call(tool, args)
             tm.append(dt)
+            if alt:
+                dt, _ = alt.call(tool, args)
+                ta.append(dt)
         fmt = lambda xs: "{:6.2f} [{:.1f},{:.1f}]".format(
             statistics.median(xs) * 1000, *(x * 1000 for x in spread(xs)))
         md, mm = statistics.median(td) * 1000, statistics.median(tm) * 1000
-        print(f"{label:<34} {fmt(td):>16} {fmt(tm):>16} {mm - md:>7.2f}ms {mm / md:>7.2f}x  {size}")
+        line = f"{label:<34} {fmt(td):>16} {fmt(tm):>16} {mm - md:>7.2f}ms {mm / md:>7.2f}x  {size:>9}"
+        if alt:
+            ma = statistics.median(ta) * 1000
+            line += f"  {fmt(ta):>16} {mm / ma:>7.2f}x"
+        print(line)
     m.close()
+    if alt:
+        alt.close()
 
 
 if __name__ == "__main__":

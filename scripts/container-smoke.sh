@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of a moat HTTP deployment: the probes, auth, and real tool calls
 # (read_file with redaction and fencing, a denied path, a traversal, git_log
-# through the image's git) over Streamable HTTP with a bearer token.
+# read in-process: the image has no git) over Streamable HTTP with a bearer token.
 #
 #   scripts/container-smoke.sh docker IMAGE     build a workspace, run IMAGE hardened
 #                                               (read-only, no capabilities, no-new-privileges,

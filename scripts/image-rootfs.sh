@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Check the container image's runtime assumptions without Docker: lay out the
 # image's root filesystem the way the Dockerfile does (distroless-cc-style
-# glibc, scripts/collect-git.sh for git, the stripped release binary; no
+# glibc, the stripped release binary, no git; no
 # shell, no package manager), then run it the way docker-compose.yml does:
 #
 #   - its own mount and PID namespaces, moat as PID 1;
@@ -51,8 +51,6 @@ ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/lib64/ld-linux-x86-64.
 printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$root/etc/passwd"
 printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' > "$root/etc/group"
 chmod 1777 "$root/tmp"
-# The Dockerfile's git stage.
-sh scripts/collect-git.sh "$root" /usr/bin/git
 # Docker's minimal /dev: the nodes are bind targets.
 for dev in null zero random urandom full; do touch "$root/dev/$dev"; done
 for sh in bin/sh bin/bash usr/bin/sh; do

@@ -97,10 +97,14 @@ const NEVER_ALLOWED: &[&str] = &[
     "sendmsg",
     "sendmmsg",
     "recvmmsg",
-    // Executing code that Landlock cannot see (memfd lives on an internal mount).
+    // Executing any program: the worker reads git in-process and never
+    // starts one; memfd code would also be invisible to Landlock.
+    "execve",
+    "execveat",
+    "fork",
+    "vfork",
     "memfd_create",
     "memfd_secret",
-    "execveat",
     // Raising limits again.
     "setrlimit",
 ];

@@ -205,7 +205,6 @@ pub fn worker_init(config: &Config) -> WorkerInit {
         allow_hard_links: config.sandbox.allow_hard_links,
         deny_extra: config.sandbox.deny_extra.clone(),
         redact: config.security.redact_secrets,
-        git: config.git.clone(),
         // Workers run only in confined mode, and there confinement is not
         // negotiable: on a kernel without Landlock the worker exits 76 and
         // the broker reports it. The in-process fallback for such kernels is
@@ -316,7 +315,7 @@ fn out(text: &str) {
 }
 
 fn tools(as_json: bool) -> ExitCode {
-    let registry = match crate::tools::Registry::new(true) {
+    let registry = match crate::tools::Registry::new() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

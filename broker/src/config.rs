@@ -219,9 +219,6 @@ pub struct Config {
     pub observability: ObservabilityConfig,
     /// Production-invariant violations (refused in production, warned elsewhere).
     pub violations: Vec<String>,
-    /// git as found at start-up (absolute path, and the files the sandbox
-    /// must let it use); `None` hides the git tools.
-    pub git: Option<moat_protocol::request::GitSetup>,
 }
 
 /// Where configuration comes from.
@@ -889,7 +886,6 @@ fn validate(
         log_tool_arguments: o.log_tool_arguments.unwrap_or(false),
     };
 
-    let git = find_git(&sandbox.workspace, sources);
     let mut config = Config {
         environment,
         server,
@@ -898,7 +894,6 @@ fn validate(
         http,
         observability,
         violations: Vec::new(),
-        git,
     };
     config.violations = production_violations(&config, transport);
     if environment == Environment::Production && !config.violations.is_empty() {
@@ -944,51 +939,6 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
         );
     }
     v
-}
-
-/// Find git once: the first `git` on the broker's own `PATH` (absolute
-/// entries only, never one inside the workspace), canonicalised, with the
-/// loader and libraries it needs resolved for the sandbox.
-fn find_git(workspace: &Path, sources: &Sources) -> Option<moat_protocol::request::GitSetup> {
-    let path = sources
-        .env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())?;
-    for dir in std::env::split_paths(&path) {
-        if !dir.is_absolute() {
-            continue;
-        }
-        let Ok(git) = dir.join("git").canonicalize() else {
-            continue;
-        };
-        if git.starts_with(workspace) || !git.is_file() {
-            continue;
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            if git
-                .metadata()
-                .map(|m| m.permissions().mode() & 0o111 == 0)
-                .unwrap_or(true)
-            {
-                continue;
-            }
-        }
-        let (exec, read) = moat_worker::sandbox::resolve_git_files(&git).ok()?;
-        let s = |v: Vec<PathBuf>| {
-            v.into_iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect()
-        };
-        return Some(moat_protocol::request::GitSetup {
-            binary: git.to_string_lossy().into_owned(),
-            exec_paths: s(exec),
-            read_paths: s(read),
-        });
-    }
-    None
 }
 
 fn is_home_or_root(p: &Path) -> bool {

@@ -181,6 +181,8 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
             staged: false,
             stat_only: false,
             truncated: false,
+            withheld_by_denylist: 0,
+            withheld_unreadable: 0,
         }),
     )
 }

@@ -48,7 +48,7 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
         ),
     );
     line(&mut out, "workspace", config.sandbox.workspace.display());
-    let registry = crate::tools::Registry::new(config.git.is_some());
+    let registry = crate::tools::Registry::new();
     if let Ok(r) = &registry {
         let names: Vec<&str> = r
             .declarations()
@@ -116,10 +116,7 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
     line(
         &mut out,
         "git",
-        config
-            .git
-            .as_ref()
-            .map_or("not found (git tools hidden)", |g| g.binary.as_str()),
+        "read in-process (no git binary); workers can execute no program",
     );
 
     let mut failed = false;

@@ -9,7 +9,8 @@
 use std::time::Duration;
 
 use moat_protocol::wire_error::{
-    BadPattern, Denial, GitFailure, Missing, Outside, TooLarge, Unsupported, WireError,
+    BadPattern, Denial, GitFailure, GitReason, GitTool, Missing, Outside, TooLarge, UnsafeRule,
+    Unsupported, WireError,
 };
 
 use crate::fence::escape_for_prose;
@@ -189,6 +190,10 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                         format!("{p} grew past the {limit}-byte limit while being read."),
                         "Retry once the file stops changing.".into(),
                     ),
+                    TooLarge::GitObject { size, limit } => (
+                        format!("a git object the answer needs is {size} (bytes or entries), over the limit of {limit}."),
+                        "Restrict the diff to a path that does not include it.".into(),
+                    ),
                     TooLarge::Diff { limit } => (
                         format!("the diff is larger than the {limit}-byte output limit."),
                         "Restrict it to a path, or use stat_only for a summary.".into(),
@@ -227,27 +232,43 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                     "the workspace root is not a git repository.".into(),
                     "History tools need a .git directory at the workspace root.".into(),
                 ),
+                WireError::UnsafeRepository(rule) => (
+                    format!("the repository is not read: {}", unsafe_rule(*rule)),
+                    "Repository files must be regular files or directories inside the workspace, one link each.".into(),
+                ),
                 WireError::GitFailed(g) => {
                     let rev_hint = "Give a branch, tag, commit or range such as main..HEAD.".to_owned();
                     match g {
-                        GitFailure::NoGit => (
-                            "git is not available to this server.".into(),
-                            "Install git on the server host.".into(),
-                        ),
                         GitFailure::EmptyRevision => ("the revision is empty.".into(), rev_hint),
                         GitFailure::LeadingDash => ("the revision may not begin with '-'.".into(), rev_hint),
                         GitFailure::BadCharacters => (
                             "the revision has characters that are not allowed in a revision.".into(),
                             "Use only letters, digits and . _ / @ ^ ~ { } - (not first).".into(),
                         ),
-                        GitFailure::Exit { subcommand, code, stderr } => {
-                            let why = if stderr.is_empty() {
-                                code.map_or("it was stopped by a signal".to_owned(), |c| format!("exit status {c}"))
-                            } else {
-                                first_line(stderr)
+                        GitFailure::Read { tool, reason } => {
+                            let sub = match tool {
+                                GitTool::Log => "log",
+                                GitTool::Diff => "diff",
                             };
-                            let sub = if subcommand == "diff" { "diff" } else { "log" };
-                            (format!("git {sub} failed: {why}"), "Check that the revision exists.".into())
+                            let (why, hint) = match reason {
+                                GitReason::UnknownRevision => (
+                                    "the revision names nothing in this repository.",
+                                    "Check that the revision exists.",
+                                ),
+                                GitReason::WrongKind => (
+                                    "the revision does not name a commit or a range of commits.",
+                                    "Give a branch, tag, commit or range such as main..HEAD.",
+                                ),
+                                GitReason::MissingObject => (
+                                    "an object the answer needs is missing from the repository.",
+                                    "The repository is incomplete (a shallow or partial clone); objects are never fetched.",
+                                ),
+                                GitReason::Unreadable => (
+                                    "the repository is damaged or in a format this server does not read.",
+                                    "Check the repository with git fsck.",
+                                ),
+                            };
+                            (format!("git {sub} failed: {why}"), hint.into())
                         }
                     }
                 }
@@ -298,6 +319,28 @@ fn secs(d: Duration) -> String {
         format!("{s:.0} s")
     } else {
         format!("{s:.1} s")
+    }
+}
+
+/// The sentence naming the repository safety rule that failed (never what
+/// any file holds).
+fn unsafe_rule(rule: UnsafeRule) -> &'static str {
+    match rule {
+        UnsafeRule::DotGitKind => "`.git` is a symbolic link or a special file.",
+        UnsafeRule::GitdirOutside => {
+            "the `.git` file does not name a git directory inside the workspace."
+        }
+        UnsafeRule::ControlFileKind => {
+            "a file in the git directory is a symbolic link or a special file."
+        }
+        UnsafeRule::ControlFileLinks => "a file in the git directory has more than one hard link.",
+        UnsafeRule::CommondirOutside => "`commondir` names a directory outside the workspace.",
+        UnsafeRule::AlternatesOutside => {
+            "`objects/info/alternates` names an object store outside the workspace."
+        }
+        UnsafeRule::TooManyControlFiles => {
+            "the git directory holds more refs, logs and packs than this server checks."
+        }
     }
 }
 

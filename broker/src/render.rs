@@ -484,7 +484,14 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 .iter()
                 .map(|c| {
                     let date: String = c.authored_at.chars().take(10).collect();
-                    format!("{}  {date}  {}  {}", c.short, c.author, c.subject)
+                    // Parsed fields, escaped like file names: no author or
+                    // subject can start a line of its own.
+                    format!(
+                        "{}  {date}  {}  {}",
+                        c.short,
+                        escape_for_prose(&c.author),
+                        escape_for_prose(&c.subject)
+                    )
                 })
                 .collect();
             Rendered {
@@ -519,11 +526,31 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             if o.truncated {
                 summary.push_str(" Output truncated.");
             }
+            if o.withheld_by_denylist > 0 {
+                let _ = write!(
+                    summary,
+                    " {} withheld: the denylist covers {}.",
+                    plural(o.withheld_by_denylist, "file", "files"),
+                    if o.withheld_by_denylist == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
+                );
+            }
+            if o.withheld_unreadable > 0 {
+                let _ = write!(
+                    summary,
+                    " {} not read (see the notices).",
+                    plural(o.withheld_unreadable, "work-tree file", "work-tree files"),
+                );
+            }
             Rendered {
                 summary,
                 structured: obj(json!({
                     "files_changed": o.files_changed, "lines_added": o.lines_added, "lines_removed": o.lines_removed,
-                    "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated
+                    "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated,
+                    "withheld_by_denylist": o.withheld_by_denylist, "withheld_unreadable": o.withheld_unreadable
                 })),
                 untrusted: Some(o.diff.clone()),
                 fence_text: FenceText::Whole,

@@ -86,12 +86,6 @@ impl Tool {
         }
     }
 
-    /// Whether the tool needs git (declared only when git was found).
-    #[must_use]
-    pub fn needs_git(self) -> bool {
-        matches!(self, Tool::GitLog | Tool::GitDiff)
-    }
-
     fn title(self) -> &'static str {
         match self {
             Tool::ReadFile => "Read a file",
@@ -293,7 +287,8 @@ impl Tool {
             }),
             Tool::GitDiff => json!({
                 "files_changed": int, "lines_added": int, "lines_removed": int, "path": string,
-                "staged": boolean, "stat_only": boolean, "truncated": boolean
+                "staged": boolean, "stat_only": boolean, "truncated": boolean,
+                "withheld_by_denylist": int, "withheld_unreadable": int
             }),
         };
         if let Some(obj) = props.as_object_mut() {
@@ -474,13 +469,12 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Build the registry; the git tools are declared only when `git` is
-    /// available. Fails only if a schema is malformed (a bug caught by the
-    /// unit tests).
-    pub fn new(git: bool) -> Result<Registry, String> {
+    /// Build the registry (every tool: git is read in-process, so the git
+    /// tools need nothing installed). Fails only if a schema is malformed (a
+    /// bug caught by the unit tests).
+    pub fn new() -> Result<Registry, String> {
         let tools: Vec<(Tool, Value)> = Tool::ALL
             .into_iter()
-            .filter(|t| git || !t.needs_git())
             .map(|t| (t, t.declaration()))
             .collect();
         let schemas: Vec<&Value> = tools

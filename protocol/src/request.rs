@@ -26,22 +26,8 @@ pub struct WorkerInit {
     /// decides on each whole raw source, then cuts lines, excerpts and
     /// context from the redacted text (the broker redacts everything again).
     pub redact: bool,
-    /// How git is run, when the broker found a git binary.
-    pub git: Option<GitSetup>,
     /// What confinement the worker must reach before serving.
     pub sandbox: SandboxRequest,
-}
-
-/// git as resolved once by the broker at start-up.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitSetup {
-    /// Absolute path of the git binary.
-    pub binary: String,
-    /// Files the sandbox must let the worker read and execute (git, the ELF
-    /// interpreter).
-    pub exec_paths: Vec<String>,
-    /// Files the sandbox must let git read (shared libraries).
-    pub read_paths: Vec<String>,
 }
 
 /// The confinement a worker must reach; failing to reach it is fatal.

@@ -414,14 +414,14 @@ pub struct GitLogOutput {
     pub commits: Vec<Commit>,
     /// The path filter as resolved (`""` when none, `.` for the root).
     pub path: String,
-    /// git's output hit the output cap.
+    /// The walk stopped at the entry cap or the output cap.
     pub truncated: bool,
 }
 
 /// Output of `git_diff`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitDiffOutput {
-    /// The diff (or stat) text as git printed it, possibly cut at the cap.
+    /// The unified diff (or the stat summary), possibly cut at the cap.
     pub diff: String,
     /// Files changed.
     pub files_changed: u64,
@@ -435,6 +435,13 @@ pub struct GitDiffOutput {
     pub staged: bool,
     /// `--stat` was used.
     pub stat_only: bool,
-    /// git's output hit the output cap.
+    /// The diff text hit the output cap.
     pub truncated: bool,
+    /// Changed files left out because the denylist covers their path
+    /// (counted, never named).
+    pub withheld_by_denylist: u64,
+    /// Changed work-tree files shown only as a one-line notice because
+    /// `read_file` would refuse them (symbolic link, hard link, special file,
+    /// too large, unreadable).
+    pub withheld_unreadable: u64,
 }

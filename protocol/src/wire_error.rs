@@ -36,6 +36,9 @@ pub enum WireError {
     NotARepository,
     /// `git_failed`.
     GitFailed(GitFailure),
+    /// `unsafe_repository`: the repository breaks a safety rule and is not
+    /// read at all.
+    UnsafeRepository(UnsafeRule),
     /// `unsupported`.
     Unsupported(Unsupported),
     /// `special_file`: a FIFO, socket or device, refused without opening it.
@@ -63,6 +66,7 @@ impl WireError {
             WireError::TimedOut { .. } => "timed_out",
             WireError::NotARepository => "not_a_repository",
             WireError::GitFailed(_) => "git_failed",
+            WireError::UnsafeRepository(_) => "unsafe_repository",
             WireError::Unsupported(_) => "unsupported",
             WireError::SpecialFile(_) => "special_file",
             WireError::HardLink { .. } => "hard_link",
@@ -132,6 +136,14 @@ pub enum TooLarge {
         /// The cap.
         limit: u64,
     },
+    /// A git object (commit, tree or blob) is larger than the cap for its
+    /// kind, or a tree holds more entries than are read.
+    GitObject {
+        /// Its size in bytes (or entries, for a tree past the entry cap).
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
 }
 
 /// Why a pattern was refused.
@@ -152,27 +164,70 @@ pub enum BadPattern {
     BadGlob(String),
 }
 
-/// Why git failed.
+/// Why a git tool failed. Every reason is a fixed code: nothing the
+/// repository holds (file content, object data, messages of the git library)
+/// is carried.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GitFailure {
-    /// No git binary was found at start-up.
-    NoGit,
     /// The revision is empty.
     EmptyRevision,
     /// The revision begins with `-`.
     LeadingDash,
     /// The revision has a character outside the allowed set.
     BadCharacters,
-    /// git exited non-zero.
-    Exit {
-        /// Which subcommand (`log` or `diff`).
-        subcommand: String,
-        /// Exit code, if it exited.
-        code: Option<i32>,
-        /// First stderr line, cut and scrubbed of absolute paths outside
-        /// the workspace; empty if none.
-        stderr: String,
+    /// Reading the repository failed.
+    Read {
+        /// Which tool read it.
+        tool: GitTool,
+        /// Why, as a fixed reason.
+        reason: GitReason,
     },
+}
+
+/// The git tool that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GitTool {
+    /// `git_log`.
+    Log,
+    /// `git_diff`.
+    Diff,
+}
+
+/// A fixed reason a repository could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GitReason {
+    /// The revision names nothing in the repository.
+    UnknownRevision,
+    /// The revision does not name what the tool needs (a commit, one tree).
+    WrongKind,
+    /// An object the answer needs is missing from the object store.
+    MissingObject,
+    /// The repository (configuration, refs, index or objects) is damaged or
+    /// in a format this server does not read.
+    Unreadable,
+}
+
+/// The safety rule a repository broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnsafeRule {
+    /// `.git` is a symbolic link, or neither a directory nor a regular file.
+    DotGitKind,
+    /// The `gitdir:` file is malformed or names a directory outside the
+    /// workspace (or one reached through a symbolic link).
+    GitdirOutside,
+    /// A control file (HEAD, config, index, packed-refs, shallow, a ref, a
+    /// reflog, …) is a symbolic link or not a regular file.
+    ControlFileKind,
+    /// A control file has more than one hard link.
+    ControlFileLinks,
+    /// `commondir` names a directory outside the workspace.
+    CommondirOutside,
+    /// `objects/info/alternates` names an object store outside the
+    /// workspace.
+    AlternatesOutside,
+    /// The repository has more control files (refs, reflogs, packs) than are
+    /// checked.
+    TooManyControlFiles,
 }
 
 /// An impossible request.

@@ -24,7 +24,6 @@
 //!     allow_hard_links: false,
 //!     deny_extra: vec![],
 //!     redact: true,
-//!     git: None,
 //!     sandbox: SandboxRequest::ProcessOnly,
 //! };
 //! let ws = Workspace::open(&init).unwrap();

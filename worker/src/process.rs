@@ -40,17 +40,8 @@ pub fn run() -> i32 {
         _ => return exit::BAD_INIT,
     };
     let workspace_path = PathBuf::from(&init.workspace);
-    let (exec_paths, read_paths): (Vec<PathBuf>, Vec<PathBuf>) = match &init.git {
-        Some(g) => (
-            g.exec_paths.iter().map(PathBuf::from).collect(),
-            g.read_paths.iter().map(PathBuf::from).collect(),
-        ),
-        None => (Vec::new(), Vec::new()),
-    };
     let policy = sandbox::Policy {
         workspace: &workspace_path,
-        exec_paths: &exec_paths,
-        read_paths: &read_paths,
         confine: init.sandbox == SandboxRequest::Confined,
         socket_fd: sandbox::SOCKET_FD,
     };

@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use moat_protocol::limits::Limits;
-use moat_protocol::request::{GitSetup, WorkerInit};
+use moat_protocol::request::WorkerInit;
 
 use crate::fs::denylist::Denylist;
 use crate::redact::Redactor;
@@ -22,7 +22,6 @@ pub struct Workspace {
     limits: Limits,
     follow_symlinks: bool,
     allow_hard_links: bool,
-    git: Option<GitSetup>,
     redactor: Redactor,
 }
 
@@ -66,7 +65,6 @@ impl Workspace {
             limits: init.limits.clamped(),
             follow_symlinks: init.follow_symlinks,
             allow_hard_links: init.allow_hard_links,
-            git: init.git.clone(),
             redactor: Redactor::new(init.redact),
         })
     }
@@ -113,12 +111,6 @@ impl Workspace {
     #[must_use]
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
-    }
-
-    /// git as resolved by the broker, if any.
-    #[must_use]
-    pub fn git(&self) -> Option<&GitSetup> {
-        self.git.as_ref()
     }
 
     /// The root directory descriptor.

@@ -90,7 +90,7 @@ pub struct Server {
 impl Server {
     /// Build the server around an executor.
     pub fn new(config: Arc<Config>, executor: Executor) -> Result<Server, String> {
-        let registry = Registry::new(config.git.is_some())?;
+        let registry = Registry::new()?;
         let controls = Controls::new(
             config.security.redact_secrets,
             config.security.scan_untrusted_content,

@@ -14,7 +14,7 @@
 //!
 //! `run` ([`driver`]) builds a temporary workspace (files, an escaping
 //! symlink, a git repository with two commits and a dirty worktree) and a
-//! secret file outside it, resolves git's files with `resolve_git_files`, and
+//! secret file outside it, and
 //! spawns itself as `child` the way the broker spawns a worker: environment
 //! cleared, stdin and stdout null, the socket on fd 3 (`dup2` in `pre_exec`),
 //! its own process group, `PR_SET_PDEATHSIG(SIGKILL)` with a parent check. The

@@ -7,6 +7,7 @@ mod denylist; // credential files at any depth and case, deny_extra, listings ne
 mod errors; // envelope errors and their ids, -32601, -32602 naming the field, no internal detail
 mod fencing; // fence shape, nonces, hostile content and names, empty results, scoring end to end
 mod git; // git_log/git_diff, revision refusal, hostile .git/config, .git file, network
+mod git_attacks; // denied files in diffs, hard-linked work-tree files, linked control files, forged log entries, decompression bombs
 mod handshake; // both eras: initialize, discover, tools/list paging and cursors, _meta order
 mod hard_links; // a second name for an outside file is refused (hard_link)
 mod healthcheck; // `moat healthcheck [--ready]` against a real HTTP server: 0 on 200, 1 otherwise (never 2)

@@ -464,7 +464,6 @@ mod tests {
                 allow_hard_links: false,
                 deny_extra: vec![],
                 redact: true,
-                git: None,
                 sandbox: SandboxRequest::ProcessOnly,
             })
             .unwrap()

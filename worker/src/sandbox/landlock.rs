@@ -6,19 +6,18 @@
 //!
 //! | beneath | rights | who needs it |
 //! |---|---|---|
-//! | the workspace | ReadFile, ReadDir | the tools; git reading `.git` |
-//! | git binary, ELF interpreter (`exec_paths`) | ReadFile, Execute | running git: exec needs both rights on both files |
-//! | git's shared libraries (`read_paths`) | ReadFile | the loader maps them (Landlock does not govern `mmap(PROT_EXEC)`) |
-//! | `/dev/null` | ReadFile, WriteFile | `Stdio::null()` for git's stdin; git opens it read-write itself |
+//! | the workspace | ReadFile, ReadDir | the tools, git read in-process |
+//! | `/dev/null` | ReadFile, WriteFile | a harmless sink |
 //!
-//! Nothing is writable, nothing else is executable, `/proc` is not readable.
+//! Nothing is writable and **nothing is executable** (no rule grants Execute:
+//! the worker reads git in-process and starts no program; seccomp has no
+//! `execve` either), `/proc` is not readable.
 //! ABI ≥ 4: TCP bind and connect are handled with no port rule, so both are
 //! denied. ABI ≥ 6: abstract unix sockets and signals are scoped to the
-//! sandbox (the worker can signal its git children, not the broker).
+//! sandbox (the worker cannot signal the broker).
 //!
 //! Every path is opened here, and a path that cannot be opened is an error:
-//! `landlock::path_beneath_rules` would skip it silently. `exec_paths` and
-//! `read_paths` must be regular files (a directory would grant its whole tree).
+//! `landlock::path_beneath_rules` would skip it silently.
 //!
 //! Not covered by Landlock, on purpose or by design (see the sandbox notes):
 //! metadata (`stat`, `access`, `readlink`, `chdir`) of any path, hard links that
@@ -89,16 +88,6 @@ pub(super) fn restrict(policy: &Policy<'_>) -> Result<LandlockStatus, SandboxErr
     let scopes = kernel >= 6;
 
     let workspace = open_dir(policy.workspace)?;
-    let exec: Vec<PathFd> = policy
-        .exec_paths
-        .iter()
-        .map(|p| open_file(p))
-        .collect::<Result<_, _>>()?;
-    let read: Vec<PathFd> = policy
-        .read_paths
-        .iter()
-        .map(|p| open_file(p))
-        .collect::<Result<_, _>>()?;
     let null = open_path(Path::new("/dev/null"))?;
 
     let ruleset_err = |e: landlock::RulesetError| SandboxError::LandlockRuleset(Box::new(e));
@@ -117,7 +106,7 @@ pub(super) fn restrict(policy: &Policy<'_>) -> Result<LandlockStatus, SandboxErr
         ruleset = ruleset.scope(Scope::from_all(abi)).map_err(ruleset_err)?;
     }
     let read_only = AccessFs::ReadFile | AccessFs::ReadDir;
-    let mut created = ruleset
+    let created = ruleset
         .create()
         .map_err(ruleset_err)?
         .add_rule(PathBeneath::new(workspace, read_only))
@@ -127,16 +116,6 @@ pub(super) fn restrict(policy: &Policy<'_>) -> Result<LandlockStatus, SandboxErr
             AccessFs::ReadFile | AccessFs::WriteFile,
         ))
         .map_err(ruleset_err)?;
-    for fd in exec {
-        created = created
-            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile | AccessFs::Execute))
-            .map_err(ruleset_err)?;
-    }
-    for fd in read {
-        created = created
-            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
-            .map_err(ruleset_err)?;
-    }
     let status = created.restrict_self().map_err(ruleset_err)?;
 
     let enforced = match status.ruleset {
@@ -187,20 +166,6 @@ fn open_dir(path: &Path) -> Result<PathFd, SandboxError> {
     open_path(path)
 }
 
-/// A git file must exist and be a regular file (after following symlinks): a
-/// directory would grant its whole tree.
-fn open_file(path: &Path) -> Result<PathFd, SandboxError> {
-    let kind_err = |source| SandboxError::LandlockPath {
-        path: path.to_owned(),
-        source,
-    };
-    let meta = fs::metadata(path).map_err(kind_err)?;
-    if !meta.is_file() {
-        return Err(kind_err(io::Error::from(io::ErrorKind::InvalidInput)));
-    }
-    open_path(path)
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Read;
@@ -218,8 +183,6 @@ mod tests {
         std::thread::spawn(move || {
             let policy = Policy {
                 workspace: &workspace,
-                exec_paths: &[],
-                read_paths: &[],
                 confine: true,
                 socket_fd: 3,
             };
@@ -293,8 +256,6 @@ mod tests {
     fn a_missing_workspace_is_an_error_not_a_skipped_rule() {
         let policy = Policy {
             workspace: Path::new("/nonexistent/moat/workspace"),
-            exec_paths: &[],
-            read_paths: &[],
             confine: true,
             socket_fd: 3,
         };
@@ -302,20 +263,5 @@ mod tests {
         let err = restrict(&policy).unwrap_err();
         assert!(matches!(err, SandboxError::LandlockPath { .. }), "{err:?}");
         assert_eq!(err.exit_code(), 77);
-    }
-
-    #[test]
-    fn a_directory_is_refused_as_an_exec_path() {
-        let ws = tempfile::tempdir().unwrap();
-        let exec = [PathBuf::from("/usr/bin")];
-        let policy = Policy {
-            workspace: ws.path(),
-            exec_paths: &exec,
-            read_paths: &[],
-            confine: true,
-            socket_fd: 3,
-        };
-        let err = restrict(&policy).unwrap_err();
-        assert!(matches!(err, SandboxError::LandlockPath { .. }), "{err:?}");
     }
 }

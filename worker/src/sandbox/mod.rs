@@ -11,16 +11,16 @@
 //! | 2 stdio | stdin and stdout onto `/dev/null`, stderr kept for logs | nothing but frames on the socket |
 //! | 3 dumpable | `PR_SET_DUMPABLE 0` | no ptrace attach or core of worker memory |
 //! | 4 rlimits | core 0, fsize 0, nofile, address space (`rlimit.rs`) | bound what a runaway request can take |
-//! | 5 `no_new_privs` | `PR_SET_NO_NEW_PRIVS 1` | required by Landlock and seccomp; no setuid gain through git |
-//! | 6 Landlock | read-only workspace, git + loader + libraries, `/dev/null`; no TCP; scoped IPC (`landlock.rs`) | the kernel backs path containment |
-//! | 7 seccomp | the allow-list in `seccomp/<arch>.json`, compiled at build time (`seccomp.rs`) | no sockets to the network, no ptrace, no namespaces, nothing that loosens the sandbox |
+//! | 5 `no_new_privs` | `PR_SET_NO_NEW_PRIVS 1` | required by Landlock and seccomp; no setuid gain |
+//! | 6 Landlock | read-only workspace, `/dev/null`; no Execute right anywhere; no TCP; scoped IPC (`landlock.rs`) | the kernel backs path containment and no program can run |
+//! | 7 seccomp | the allow-list in `seccomp/<arch>.json`, compiled at build time (`seccomp.rs`) | no `execve`/`execveat`, no new process (`clone` only with `CLONE_THREAD`), no sockets to the network, no ptrace, no namespaces, nothing that loosens the sandbox |
 //!
 //! With [`Policy::confine`] `false` (the in-process fallback, or a kernel without
 //! Landlock when the configuration allows it), steps 0 to 5 still run and steps 6
 //! and 7 are skipped; the returned [`SandboxReport`] says so.
 //!
-//! What git needs to run inside the sandbox is resolved once by the broker with
-//! [`resolve_git_files`] (ELF interpreter and libraries of the git binary).
+//! The worker executes no program: git repositories are read in-process
+//! (`crate::git`), so nothing outside the workspace is granted at all.
 //!
 //! # Exit codes
 //!
@@ -39,7 +39,6 @@
 //! | 76 | Landlock unavailable (kernel without it, or not Linux) while confinement is requested |
 //! | 77 | Landlock ruleset: a rule path cannot be opened (e.g. the workspace does not exist), the ruleset cannot be built or applied, or it is not enforced |
 //! | 78 | seccomp: no compiled policy for this architecture, or installing it failed |
-//! | 79 | resolving git's files (broker side, [`resolve_git_files`]) |
 //!
 //! Codes 70-79 are outside what a Rust program uses on its own (0, 1, 101),
 //! the worker loop's own codes (64-67, `crate::process::exit`) and what a shell
@@ -58,7 +57,6 @@ use std::path::{Path, PathBuf};
 
 use moat_protocol::response::SandboxReport;
 
-mod git_files;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
@@ -71,14 +69,13 @@ mod socket;
 #[cfg(unix)]
 pub mod spawn;
 
-pub use git_files::resolve_git_files;
 pub use socket::SOCKET_FD;
 #[cfg(unix)]
 pub use socket::take_socket;
 
 /// Exit code of each failing step, with what an operator should read (see
 /// [`SandboxError::exit_code`] and [`describe_exit_code`]).
-const EXIT_CODES: [(i32, &str); 10] = [
+const EXIT_CODES: [(i32, &str); 9] = [
     (
         70,
         "the worker was not single-threaded, or fd 3 was not its socket, when it entered the sandbox",
@@ -100,13 +97,9 @@ const EXIT_CODES: [(i32, &str); 10] = [
     ),
     (
         77,
-        "the worker could not apply its Landlock ruleset (is the workspace an existing directory? are git's files present?)",
+        "the worker could not apply its Landlock ruleset (is the workspace an existing directory?)",
     ),
     (78, "the worker could not install its seccomp filter"),
-    (
-        79,
-        "the files git needs (loader, libraries) could not be resolved",
-    ),
 ];
 
 /// What the worker confines itself to. Built by the worker from what the broker
@@ -116,12 +109,6 @@ pub struct Policy<'a> {
     /// The workspace root: the only directory the worker may read (ReadFile +
     /// ReadDir beneath it, never Execute nor any write right).
     pub workspace: &'a Path,
-    /// Files granted ReadFile + Execute: the git binary and its ELF interpreter
-    /// (first element of [`resolve_git_files`]).
-    pub exec_paths: &'a [PathBuf],
-    /// Files granted ReadFile only: the shared libraries git loads (second
-    /// element of [`resolve_git_files`]).
-    pub read_paths: &'a [PathBuf],
     /// `true`: apply Landlock and seccomp (fail if they cannot be applied).
     /// `false`: fds, stdio, dumpable, rlimits and `no_new_privs` only.
     pub confine: bool,
@@ -130,7 +117,7 @@ pub struct Policy<'a> {
     pub socket_fd: i32,
 }
 
-/// Why [`enter`] (or [`resolve_git_files`]) failed. One variant per step; the
+/// Why [`enter`] failed. One variant per step; the
 /// worker exits with [`SandboxError::exit_code`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -210,17 +197,6 @@ pub enum SandboxError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// git's interpreter or libraries could not be resolved.
-    #[error("cannot resolve the files git needs from {}: {reason}", path.display())]
-    GitFiles {
-        /// The file being examined.
-        path: PathBuf,
-        /// What went wrong.
-        reason: String,
-        /// The OS error, if any.
-        #[source]
-        source: Option<std::io::Error>,
-    },
 }
 
 impl SandboxError {
@@ -238,7 +214,6 @@ impl SandboxError {
             Self::LandlockUnavailable { .. } => 76,
             Self::LandlockPath { .. } | Self::LandlockRuleset(_) | Self::LandlockNotEnforced => 77,
             Self::SeccompPolicy { .. } | Self::SeccompInstall { .. } => 78,
-            Self::GitFiles { .. } => 79,
         }
     }
 }
@@ -352,14 +327,9 @@ mod tests {
             SandboxError::LandlockUnavailable { abi: 0 },
             SandboxError::LandlockNotEnforced,
             SandboxError::SeccompPolicy { filter: "worker" },
-            SandboxError::GitFiles {
-                path: "/x".into(),
-                reason: "r".into(),
-                source: None,
-            },
         ];
         let codes: Vec<i32> = errors.iter().map(SandboxError::exit_code).collect();
-        assert_eq!(codes, (70..=79).collect::<Vec<_>>());
+        assert_eq!(codes, (70..=78).collect::<Vec<_>>());
         for code in codes {
             assert!(
                 describe_exit_code(code).is_some(),

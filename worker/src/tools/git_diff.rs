@@ -1,20 +1,72 @@
-//! `git_diff`: a unified diff (or `--stat` summary) of the working tree, the
-//! staging area, or against a revision.
+//! `git_diff`: a unified diff (or `--stat` summary) of the work tree against
+//! the index, the index against `HEAD` (`staged`), a revision against the
+//! work tree (or the index, with `staged`), or between two revisions
+//! (`A..B`, `A...B`).
 //!
-//! Counting: with a full diff, files are the `diff --git` headers and lines
-//! the `+`/`-` lines outside headers; with `stat_only`, the counts come from
-//! git's summary line (the seed reported 0 files there, its quirk 13).
+//! Every path is governed by the denylist: a denied path's change is never
+//! shown, named or counted in the stat; the answer only says how many were
+//! withheld. Work-tree bytes come through moat's opener with `read_file`'s
+//! checks ([`git::worktree`]); a file `read_file` would refuse is one notice
+//! line with the reason. Counting: files are the changed files shown, lines
+//! the added and removed lines of their text diffs.
 
-use std::ffi::OsString;
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use moat_protocol::limits::GIT_OUTPUT_BYTES;
 use moat_protocol::request::GitDiffArgs;
 use moat_protocol::response::{GitDiffOutput, ToolOutput};
-use moat_protocol::wire_error::{TooLarge, WireError};
+use moat_protocol::wire_error::{GitReason, GitTool, TooLarge, WireError};
+
+use gix::ObjectId;
+use gix::revision::plumbing::Spec;
 
 use crate::deadline::Deadline;
-use crate::git::{self, Sub};
+use crate::git::patch::{self, FileChange, StatChange, StatRow};
+use crate::git::worktree::{self, Side};
+use crate::git::{self, Entries, Entry, Repo, check_deadline};
 use crate::workspace::Workspace;
+
+/// Width of the `--stat` block, as git's `--stat=200`.
+const STAT_WIDTH: usize = 200;
+
+const GITLINK: u32 = 0o160000;
+
+/// The new side of a comparison.
+enum New {
+    /// Objects (a tree or the index).
+    Objects(Entries),
+    /// The work tree at the index's paths (the entries are the index).
+    WorkTree(Entries),
+}
+
+/// One side of one changed file.
+#[derive(Debug, Clone)]
+struct Version {
+    mode: u32,
+    id: ObjectId,
+    /// Work-tree bytes already read (objects are loaded when rendered).
+    bytes: Option<Vec<u8>>,
+}
+
+/// One changed file.
+#[derive(Debug)]
+struct Change {
+    old_path: String,
+    new_path: String,
+    old: Option<Version>,
+    new: Option<Version>,
+}
+
+/// The hook every side's whole text passes through before it is diffed:
+/// `path` is the side's workspace-relative path, `bytes` the whole blob or
+/// work-tree file. Today it returns the bytes unchanged (the broker redacts
+/// the rendered answer); a decision made on the whole source belongs here.
+#[must_use]
+pub fn prepare_side<'a>(path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+    let _ = path;
+    Cow::Borrowed(bytes)
+}
 
 /// Run `git_diff`.
 pub fn run(
@@ -23,102 +75,339 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let target = git::Target::new(ws, args.revision.as_deref(), args.path.as_deref())?;
-    let mut argv: Vec<OsString> = vec![
-        "--no-color".into(),
-        "--no-ext-diff".into(),
-        "--no-textconv".into(),
-        "--find-renames".into(),
-    ];
-    if args.staged {
-        argv.push("--cached".into());
-    }
-    if args.stat_only {
-        argv.push("--stat=200".into());
-    }
-    if let Some(n) = args.context_lines {
-        argv.push(format!("--unified={}", n.min(10)).into());
-    }
-    target.push_args(&mut argv);
-    let out = git::run(ws, Sub::Diff, &argv, deadline)?;
-    let mut bytes = out.stdout;
-    if out.truncated {
-        // Keep whole lines only.
-        match memchr::memrchr(b'\n', &bytes) {
-            Some(i) => bytes.truncate(i + 1),
-            None => {
-                return Err(WireError::TooLarge(TooLarge::Diff {
-                    limit: GIT_OUTPUT_BYTES as u64,
-                }));
-            }
-        }
-    }
-    let diff = String::from_utf8_lossy(&bytes).into_owned();
-    let (files_changed, lines_added, lines_removed) = if args.stat_only {
-        count_stat(&diff)
-    } else {
-        count_patch(&diff)
+    let repo = git::open(ws, GitTool::Diff, deadline)?;
+    let prefix = target.prefix();
+    let context = args.context_lines.map_or(3, |n| u32::from(n.min(10)));
+    let tree = |id: ObjectId| -> Result<Entries, WireError> {
+        let t = repo.tree_of(id)?;
+        repo.flatten(t, prefix, deadline)
     };
+    let head_tree = || -> Result<Entries, WireError> {
+        match repo.head()? {
+            Some(id) => tree(id),
+            None => Ok(Entries::new()),
+        }
+    };
+    let (old, new) = match (target.revision, args.staged) {
+        (None, false) => {
+            let index = repo.index(prefix, deadline)?;
+            (index.clone(), New::WorkTree(index))
+        }
+        (None, true) => (head_tree()?, New::Objects(repo.index(prefix, deadline)?)),
+        (Some(rev), staged) => match repo.resolve(rev)? {
+            Spec::Include(id) => {
+                let index = repo.index(prefix, deadline)?;
+                let new = if staged {
+                    New::Objects(index)
+                } else {
+                    New::WorkTree(index)
+                };
+                (tree(id)?, new)
+            }
+            Spec::Range { from, to } => (tree(from)?, New::Objects(tree(to)?)),
+            Spec::Merge { theirs, ours } => {
+                let (a, b) = (repo.peel_to_commit(theirs)?, repo.peel_to_commit(ours)?);
+                let base = repo
+                    .merge_base(a, b)?
+                    .ok_or(repo.fail(GitReason::WrongKind))?;
+                (tree(base)?, New::Objects(tree(b)?))
+            }
+            _ => return Err(repo.fail(GitReason::WrongKind)),
+        },
+    };
+    let mut out = Output::default();
+    let changes = compare(ws, &repo, &old, &new, &mut out, deadline)?;
+    render(
+        ws,
+        &repo,
+        changes,
+        args.stat_only,
+        context,
+        &mut out,
+        deadline,
+    )?;
     Ok(ToolOutput::GitDiff(GitDiffOutput {
-        diff,
-        files_changed,
-        lines_added,
-        lines_removed,
+        diff: out.text,
+        files_changed: out.files,
+        lines_added: out.added,
+        lines_removed: out.removed,
         path: target.shown_path(),
         staged: args.staged,
         stat_only: args.stat_only,
         truncated: out.truncated,
+        withheld_by_denylist: out.denied,
+        withheld_unreadable: out.unreadable,
     }))
 }
 
-fn count_patch(diff: &str) -> (u64, u64, u64) {
-    let (mut files, mut added, mut removed) = (0, 0, 0);
-    for line in diff.lines() {
-        if line.starts_with("diff --git ") {
-            files += 1;
-        } else if line.starts_with('+') && !line.starts_with("+++") {
-            added += 1;
-        } else if line.starts_with('-') && !line.starts_with("---") {
-            removed += 1;
-        }
-    }
-    (files, added, removed)
+#[derive(Default)]
+struct Output {
+    text: String,
+    files: u64,
+    added: u64,
+    removed: u64,
+    truncated: bool,
+    denied: u64,
+    unreadable: u64,
+    /// Notices for work-tree files that were not read, shown first.
+    notices: Vec<String>,
 }
 
-/// Parse ` N files changed, X insertions(+), Y deletions(-)` (LC_ALL=C).
-fn count_stat(diff: &str) -> (u64, u64, u64) {
-    let Some(summary) = diff.lines().rev().find(|l| l.contains(" changed")) else {
-        return (0, 0, 0);
+/// The changed files between `old` and `new`, denied paths counted and
+/// dropped, unreadable work-tree files turned into notices.
+fn compare(
+    ws: &Workspace,
+    repo: &Repo,
+    old: &Entries,
+    new: &New,
+    out: &mut Output,
+    deadline: &Deadline,
+) -> Result<Vec<Change>, WireError> {
+    let new_entries = match new {
+        New::Objects(e) | New::WorkTree(e) => e,
     };
-    let mut counts = (0, 0, 0);
-    for part in summary.split(',') {
-        let part = part.trim();
-        let n = part
-            .split_whitespace()
-            .next()
-            .and_then(|w| w.parse::<u64>().ok())
-            .unwrap_or(0);
-        if part.contains("changed") {
-            counts.0 = n;
-        } else if part.contains("insertion") {
-            counts.1 = n;
-        } else if part.contains("deletion") {
-            counts.2 = n;
+    let paths: BTreeSet<&String> = old.keys().chain(new_entries.keys()).collect();
+    let mut changes = Vec::new();
+    for (n, path) in paths.into_iter().enumerate() {
+        if n.is_multiple_of(256) {
+            check_deadline(deadline)?;
         }
+        let o = old.get(path).copied();
+        let e = new_entries.get(path).copied();
+        let work = matches!(new, New::WorkTree(_));
+        if !work && o == e {
+            continue;
+        }
+        if ws.denylist().check_path(path).is_some() {
+            // Never read, never named; in the work tree it is not compared
+            // at all, so it is counted whenever it is tracked.
+            out.denied += 1;
+            continue;
+        }
+        let version = |x: Option<Entry>| {
+            x.map(|x| Version {
+                mode: x.mode,
+                id: x.id,
+                bytes: None,
+            })
+        };
+        let new_version = match (work, e) {
+            (false, _) | (true, None) => version(e),
+            (true, Some(e)) if e.mode == GITLINK => {
+                // A submodule's work tree is not looked into.
+                version(Some(e))
+            }
+            (true, Some(e)) => match worktree::read(ws, path, e.mode) {
+                Side::Missing => None,
+                Side::Refused(why) => {
+                    out.unreadable += 1;
+                    out.notices.push(format!(
+                        "moat: {} not shown: {why}.\n",
+                        patch::quote_path("", path)
+                    ));
+                    continue;
+                }
+                Side::Bytes(bytes) => {
+                    let id =
+                        gix::objs::compute_hash(repo.hash_kind(), gix::objs::Kind::Blob, &bytes)
+                            .map_err(|_| repo.fail(GitReason::Unreadable))?;
+                    Some(Version {
+                        mode: e.mode,
+                        id,
+                        bytes: Some(bytes),
+                    })
+                }
+            },
+        };
+        let old_version = version(o);
+        let same = match (&old_version, &new_version) {
+            (Some(a), Some(b)) => a.id == b.id && a.mode == b.mode,
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        changes.push(Change {
+            old_path: path.clone(),
+            new_path: path.clone(),
+            old: old_version,
+            new: new_version,
+        });
     }
-    counts
+    Ok(pair_renames(changes))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts() {
-        let patch = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b\n+c\n";
-        assert_eq!(count_patch(patch), (1, 2, 1));
-        let stat = " README.md | 3 ++-\n src/a.rs  | 1 +\n 2 files changed, 3 insertions(+), 1 deletion(-)\n";
-        assert_eq!(count_stat(stat), (2, 3, 1));
-        assert_eq!(count_stat(" 1 file changed, 1 deletion(-)\n"), (1, 0, 1));
-        assert_eq!(count_stat(""), (0, 0, 0));
+/// Pair a deleted and an added file with the same content into one rename
+/// (git's `--find-renames` at 100% similarity).
+fn pair_renames(changes: Vec<Change>) -> Vec<Change> {
+    let mut added: Vec<usize> = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        if c.old.is_none() && c.new.as_ref().is_some_and(|v| v.mode != GITLINK) {
+            added.push(i);
+        }
     }
+    let mut taken = vec![false; changes.len()];
+    let mut renames: Vec<(usize, usize)> = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        let (Some(o), None) = (&c.old, &c.new) else {
+            continue;
+        };
+        if o.mode == GITLINK {
+            continue;
+        }
+        if let Some(&j) = added.iter().find(|&&j| {
+            !taken[j]
+                && changes[j]
+                    .new
+                    .as_ref()
+                    .is_some_and(|n| n.id == o.id && n.mode == o.mode)
+        }) {
+            taken[i] = true;
+            taken[j] = true;
+            renames.push((i, j));
+        }
+    }
+    if renames.is_empty() {
+        return changes;
+    }
+    let mut slots: Vec<Option<Change>> = changes.into_iter().map(Some).collect();
+    let mut out: Vec<Change> = Vec::new();
+    for (i, j) in renames {
+        if let (Some(del), Some(add)) = (slots[i].take(), slots[j].take()) {
+            out.push(Change {
+                old_path: del.old_path,
+                new_path: add.new_path,
+                old: del.old,
+                new: add.new,
+            });
+        }
+    }
+    out.extend(slots.into_iter().flatten());
+    out.sort_by(|a, b| a.new_path.cmp(&b.new_path));
+    out
+}
+
+/// The bytes of one side (loaded from the object store unless already read).
+fn side_bytes(repo: &Repo, ws: &Workspace, v: &Version) -> Result<Vec<u8>, WireError> {
+    if v.mode == GITLINK {
+        return Ok(format!("Subproject commit {}\n", v.id.to_hex()).into_bytes());
+    }
+    match &v.bytes {
+        Some(b) => Ok(b.clone()),
+        None => repo.blob(v.id, ws.limits().max_file_bytes),
+    }
+}
+
+fn render(
+    ws: &Workspace,
+    repo: &Repo,
+    changes: Vec<Change>,
+    stat_only: bool,
+    context: u32,
+    out: &mut Output,
+    deadline: &Deadline,
+) -> Result<(), WireError> {
+    let mut rows: Vec<StatRow> = Vec::new();
+    let notices = std::mem::take(&mut out.notices);
+    let mut text = String::new();
+    for n in &notices {
+        text.push_str(n);
+    }
+    let mut stat_bytes = 0usize;
+    for c in changes {
+        check_deadline(deadline)?;
+        let old = c
+            .old
+            .as_ref()
+            .map(|v| side_bytes(repo, ws, v))
+            .transpose()?;
+        let new = c
+            .new
+            .as_ref()
+            .map(|v| side_bytes(repo, ws, v))
+            .transpose()?;
+        let old = old
+            .as_deref()
+            .map(|b| prepare_side(&c.old_path, b).into_owned());
+        let new = new
+            .as_deref()
+            .map(|b| prepare_side(&c.new_path, b).into_owned());
+        let (before, after) = (old.as_deref().unwrap_or(&[]), new.as_deref().unwrap_or(&[]));
+        let binary = patch::is_binary(before) || patch::is_binary(after);
+        if stat_only {
+            let name = if c.old_path == c.new_path {
+                c.new_path.clone()
+            } else {
+                format!("{} => {}", c.old_path, c.new_path)
+            };
+            let name = patch::quote_path("", &name);
+            stat_bytes += name.len() + 32;
+            if stat_bytes > GIT_OUTPUT_BYTES {
+                out.truncated = true;
+                break;
+            }
+            let change = if binary {
+                StatChange::Binary(before.len() as u64, after.len() as u64)
+            } else {
+                let (a, d) = patch::count(before, after);
+                out.added += a;
+                out.removed += d;
+                StatChange::Lines(a, d)
+            };
+            out.files += 1;
+            rows.push(StatRow { name, change });
+            continue;
+        }
+        let file = FileChange {
+            old_path: Some(c.old_path.as_str()),
+            new_path: Some(c.new_path.as_str()),
+            old: c.old.as_ref().map(|v| (v.mode, repo.short(v.id))),
+            new: c.new.as_ref().map(|v| (v.mode, repo.short(v.id))),
+        };
+        let mut section = patch::header(&file);
+        let (mut a, mut d) = (0, 0);
+        if binary {
+            let a_name = if c.old.is_some() {
+                patch::quote_path("a/", &c.old_path)
+            } else {
+                "/dev/null".to_owned()
+            };
+            let b_name = if c.new.is_some() {
+                patch::quote_path("b/", &c.new_path)
+            } else {
+                "/dev/null".to_owned()
+            };
+            section.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
+        } else {
+            (a, d) = patch::hunks(&mut section, &file, before, after, context);
+        }
+        if text.len() + section.len() > GIT_OUTPUT_BYTES {
+            out.truncated = true;
+            let room = GIT_OUTPUT_BYTES - text.len();
+            let mut cut = room.min(section.len());
+            while !section.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            if let Some(i) = section[..cut].rfind('\n') {
+                text.push_str(&section[..=i]);
+                out.files += 1;
+            }
+            break;
+        }
+        text.push_str(&section);
+        out.files += 1;
+        out.added += a;
+        out.removed += d;
+    }
+    if stat_only {
+        text.push_str(&patch::stat(&rows, STAT_WIDTH));
+    }
+    if out.truncated && text.is_empty() {
+        return Err(WireError::TooLarge(TooLarge::Diff {
+            limit: GIT_OUTPUT_BYTES as u64,
+        }));
+    }
+    out.text = text;
+    Ok(())
 }

@@ -1,17 +1,25 @@
-//! `git_log`: recent commits, newest first.
+//! `git_log`: recent commits, newest first (by committer date, as `git log`
+//! orders them).
+//!
+//! Each commit is parsed from its object: the fields are the commit's own
+//! (hash, author name, author date, subject), never cut out of a text
+//! stream, so no message can forge a second entry.
 
-use std::ffi::OsString;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
+use gix::ObjectId;
+use gix::revision::plumbing::Spec;
+use moat_protocol::limits::GIT_OUTPUT_BYTES;
 use moat_protocol::request::GitLogArgs;
 use moat_protocol::response::{Commit, GitLogOutput, ToolOutput};
-use moat_protocol::wire_error::WireError;
+use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
-use crate::git::{self, Sub};
+use crate::git::{self, Repo, check_deadline};
 use crate::workspace::Workspace;
 
-const US: char = '\u{1f}';
-const RS: char = '\u{1e}';
+/// Most commits looked at while hiding the ancestors of a range's start.
+const MAX_HIDDEN: usize = 2_000_000;
 
 /// Run `git_log`.
 pub fn run(
@@ -20,34 +28,121 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let target = git::Target::new(ws, args.revision.as_deref(), args.path.as_deref())?;
-    let limit = args.limit.clamp(1, ws.limits().max_git_entries);
-    let mut argv: Vec<OsString> = vec![
-        format!("--max-count={limit}").into(),
-        "--format=%H%x1f%h%x1f%an%x1f%aI%x1f%s%x1e".into(),
-        "--no-color".into(),
-        "--no-decorate".into(),
-        "--no-mailmap".into(),
-    ];
-    target.push_args(&mut argv);
-    let out = git::run(ws, Sub::Log, &argv, deadline)?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let limit = args.limit.clamp(1, ws.limits().max_git_entries) as usize;
+    let repo = git::open(ws, GitTool::Log, deadline)?;
+    let (tips, hide) = match target.revision {
+        None => (repo.head()?.into_iter().collect(), Vec::new()),
+        Some(rev) => match repo.resolve(rev)? {
+            Spec::Include(id) => (vec![repo.peel_to_commit(id)?], Vec::new()),
+            Spec::Exclude(_) => (Vec::new(), Vec::new()),
+            Spec::Range { from, to } => (
+                vec![repo.peel_to_commit(to)?],
+                vec![repo.peel_to_commit(from)?],
+            ),
+            Spec::Merge { theirs, ours } => {
+                let (a, b) = (repo.peel_to_commit(theirs)?, repo.peel_to_commit(ours)?);
+                (vec![a, b], repo.merge_base(a, b)?.into_iter().collect())
+            }
+            Spec::IncludeOnlyParents(id) => {
+                let id = repo.peel_to_commit(id)?;
+                (repo.commit(id)?.parents, Vec::new())
+            }
+            Spec::ExcludeParents(id) => {
+                let id = repo.peel_to_commit(id)?;
+                (vec![id], repo.commit(id)?.parents)
+            }
+        },
+    };
+    let hidden = ancestors(&repo, &hide, deadline)?;
+    let prefix = target.prefix().to_owned();
     let mut commits = Vec::new();
-    for record in text.split(RS) {
-        let record = record.trim_matches(['\n', '\r']);
-        let fields: Vec<&str> = record.split(US).collect();
-        if let [commit, short, author, authored_at, subject] = fields[..] {
-            commits.push(Commit {
-                commit: commit.to_owned(),
-                short: short.to_owned(),
-                author: author.to_owned(),
-                authored_at: authored_at.to_owned(),
-                subject: subject.to_owned(),
-            });
+    let mut bytes = 0usize;
+    let mut truncated = false;
+    // Commits queued by committer time; each is parsed once, when queued.
+    let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+    let mut parsed: HashMap<ObjectId, git::CommitInfo> = HashMap::new();
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    for tip in tips {
+        if !hidden.contains(&tip) && seen.insert(tip) {
+            let info = repo.commit(tip)?;
+            queue.push((info.committed, tip));
+            parsed.insert(tip, info);
         }
+    }
+    while let Some((_, id)) = queue.pop() {
+        check_deadline(deadline)?;
+        if commits.len() >= limit {
+            break;
+        }
+        let Some(info) = parsed.remove(&id) else {
+            continue;
+        };
+        for p in &info.parents {
+            if !hidden.contains(p) && seen.insert(*p) {
+                let pinfo = repo.commit(*p)?;
+                queue.push((pinfo.committed, *p));
+                parsed.insert(*p, pinfo);
+            }
+        }
+        if !prefix.is_empty() && !touches(&repo, &info, &prefix)? {
+            continue;
+        }
+        bytes += info.subject.len() + info.author.len() + 100;
+        if bytes > GIT_OUTPUT_BYTES {
+            truncated = true;
+            break;
+        }
+        commits.push(Commit {
+            commit: id.to_hex().to_string(),
+            short: repo.short(id),
+            author: info.author,
+            authored_at: info.authored_at,
+            subject: info.subject,
+        });
     }
     Ok(ToolOutput::GitLog(GitLogOutput {
         commits,
         path: target.shown_path(),
-        truncated: out.truncated,
+        truncated,
     }))
+}
+
+/// Whether `commit` changed `path`: its entry there differs from every
+/// parent's (a merge that keeps one parent's version is not shown, as git's
+/// default history simplification does not show it).
+fn touches(repo: &Repo, commit: &git::CommitInfo, path: &str) -> Result<bool, WireError> {
+    let mine = repo.entry_at(commit.tree, path)?;
+    if commit.parents.is_empty() {
+        return Ok(mine.is_some());
+    }
+    for p in &commit.parents {
+        let theirs = repo.entry_at(repo.commit(*p)?.tree, path)?;
+        if theirs == mine {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Every commit reachable from `tips` (bounded).
+fn ancestors(
+    repo: &Repo,
+    tips: &[ObjectId],
+    deadline: &Deadline,
+) -> Result<HashSet<ObjectId>, WireError> {
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut stack: Vec<ObjectId> = tips.to_vec();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if seen.len().is_multiple_of(1024) {
+            check_deadline(deadline)?;
+        }
+        if seen.len() > MAX_HIDDEN {
+            return Err(repo.fail(GitReason::Unreadable));
+        }
+        stack.extend(repo.commit(id)?.parents);
+    }
+    Ok(seen)
 }

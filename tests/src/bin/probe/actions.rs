@@ -19,9 +19,9 @@ pub(crate) fn child_main(args: &[String]) -> Res<ExitCode> {
     let [action, workspace, secret, confine, git, n_exec, rest @ ..] = args else {
         return Err("bad child arguments".into());
     };
-    let n_exec: usize = n_exec.parse()?;
-    let exec: Vec<PathBuf> = rest.iter().take(n_exec).map(PathBuf::from).collect();
-    let read: Vec<PathBuf> = rest.iter().skip(n_exec).map(PathBuf::from).collect();
+    // The driver still passes git's files; the sandbox grants them nothing
+    // (no Execute right anywhere, no execve in seccomp).
+    let _ = (n_exec, rest);
     let workspace = PathBuf::from(workspace);
 
     // For the precondition test: a thread that exists before `enter`.
@@ -30,8 +30,6 @@ pub(crate) fn child_main(args: &[String]) -> Res<ExitCode> {
 
     let policy = Policy {
         workspace: &workspace,
-        exec_paths: &exec,
-        read_paths: &read,
         confine: confine == "1",
         socket_fd: SOCKET_FD,
     };
@@ -202,6 +200,24 @@ fn perform(
             Ok(s) => format!("ran:{}", status_text(s)),
             Err(e) => errno_text::<()>(Err(e)),
         },
+        "execve-raw" => {
+            // execve straight through the syscall, no fork: seccomp must kill
+            // the process before the kernel looks at the path.
+            let path = c"/bin/true";
+            let argv = [path.as_ptr(), std::ptr::null()];
+            let envp = [std::ptr::null::<libc::c_char>()];
+            // SAFETY: NUL-terminated path and NULL-terminated arrays that
+            // outlive the call; on success the process image is replaced.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_execve,
+                    path.as_ptr(),
+                    argv.as_ptr(),
+                    envp.as_ptr(),
+                )
+            };
+            last_errno(rc)
+        }
         "socket-inet" => {
             // SAFETY: plain integer arguments.
             let rc = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };

@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use moat_worker::sandbox;
-
 use super::{Res, SOCKET_FD, status_text};
 
 /// An fd the parent leaks into the child on purpose (no `O_CLOEXEC`):
@@ -136,7 +134,7 @@ struct ChildSpec<'a> {
     secret: &'a Path,
     confine: bool,
     git: &'a Path,
-    /// `(exec, read)` from `resolve_git_files`.
+    /// Files the child is told about (always empty: nothing is executable).
     files: &'a (Vec<PathBuf>, Vec<PathBuf>),
     fault: Option<&'a str>,
     bad_socket: bool,
@@ -330,7 +328,8 @@ fn thread_statuses(pid: u32) -> Res<Vec<String>> {
 pub(crate) fn run_main(args: &[String]) -> Res<ExitCode> {
     let opts = parse_options(args)?;
     let fixture = make_fixture(&opts.git)?;
-    let files = sandbox::resolve_git_files(&opts.git)?;
+    // The sandbox grants no file to execute: nothing to resolve.
+    let files: (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     let workspace = opts
         .workspace
         .clone()
@@ -396,7 +395,7 @@ pub(crate) fn bench_main(args: &[String]) -> Res<ExitCode> {
     let git = default_git()?;
     let fixture = make_fixture(&git)?;
     // Resolved once, as the broker does at start-up.
-    let files = sandbox::resolve_git_files(&git)?;
+    let files: (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     let mut ready = Vec::with_capacity(n);
     let mut reaped = Vec::with_capacity(n);
     for _ in 0..n {
