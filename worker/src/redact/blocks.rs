@@ -154,15 +154,14 @@ pub(super) fn key_block_at(
             if marker >= body
                 && text.is_char_boundary(marker)
                 && matches!(&text[marker..word], "-----" | "---- ")
+                && let Some(length) = armor_at(text, marker, "END ")
             {
-                if let Some(length) = armor_at(text, marker, "END ") {
-                    out.push(Found {
-                        start,
-                        end: marker + length,
-                        rule: index,
-                    });
-                    return;
-                }
+                out.push(Found {
+                    start,
+                    end: marker + length,
+                    rule: index,
+                });
+                return;
             }
             from = word + 4;
         }

@@ -223,10 +223,10 @@ fn secret_word(name: &str) -> Option<String> {
     if let Some(ending) = SECRET_ENDINGS.iter().find(|e| normalized.ends_with(*e)) {
         return Some((*ending).to_owned());
     }
-    if let Some(stem) = normalized.strip_suffix("key") {
-        if KEY_QUALIFIERS.iter().any(|q| stem.ends_with(q)) {
-            return Some("key".to_owned());
-        }
+    if let Some(stem) = normalized.strip_suffix("key")
+        && KEY_QUALIFIERS.iter().any(|q| stem.ends_with(q))
+    {
+        return Some("key".to_owned());
     }
     let bytes = component.as_bytes();
     let (start, end) = last_word(bytes, bytes.len())?;
@@ -710,13 +710,12 @@ impl Shape {
             if b.is_ascii_alphabetic() && shape.digit {
                 shape.digit_inside = true;
             }
-            if let Some(p) = previous {
-                if p.is_ascii_alphabetic()
-                    && b.is_ascii_alphabetic()
-                    && p.is_ascii_lowercase() != b.is_ascii_lowercase()
-                {
-                    shape.case_changes += 1;
-                }
+            if let Some(p) = previous
+                && p.is_ascii_alphabetic()
+                && b.is_ascii_alphabetic()
+                && p.is_ascii_lowercase() != b.is_ascii_lowercase()
+            {
+                shape.case_changes += 1;
             }
             previous = Some(b);
         }

@@ -479,21 +479,22 @@ fn token_at(text: &str, index: usize, rule: &Rule, start: usize, end: usize, out
     let mut at = from;
     while at <= start {
         let input = Input::new(text).range(at..until).anchored(Anchored::Yes);
-        if let Some(whole) = regex.search(&input) {
-            if whole.end() >= end {
-                let mut captures = regex.create_captures();
-                regex.search_captures(&input, &mut captures);
-                if let Some(secret) = secret_of(&captures) {
-                    if !secret.is_empty() && !is_exempt(&text[secret.clone()]) {
-                        out.push(Found {
-                            start: secret.start,
-                            end: secret.end,
-                            rule: index,
-                        });
-                    }
-                }
-                return;
+        if let Some(whole) = regex.search(&input)
+            && whole.end() >= end
+        {
+            let mut captures = regex.create_captures();
+            regex.search_captures(&input, &mut captures);
+            if let Some(secret) = secret_of(&captures)
+                && !secret.is_empty()
+                && !is_exempt(&text[secret.clone()])
+            {
+                out.push(Found {
+                    start: secret.start,
+                    end: secret.end,
+                    rule: index,
+                });
             }
+            return;
         }
         at = ceil_boundary(text, at + 1);
     }
