@@ -125,7 +125,7 @@ fn single_line_shapes() -> Vec<Shape> {
             "<password>",
         ),
         s(
-            "key.pem",
+            "key_block.txt",
             format!(
                 "-----BEGIN ENCRYPTED {k}-----\n{}\n{}\n-----END ENCRYPTED {k}-----\n",
                 key_body[0],
