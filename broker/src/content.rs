@@ -78,7 +78,10 @@ impl Controls {
                     }
                     (None, _) => (raw.as_str(), 0),
                 };
-                let mut a = self.scanner.assess_file(text, scan_path.as_deref()).to_json();
+                let mut a = self
+                    .scanner
+                    .assess_file(text, scan_path.as_deref())
+                    .to_json();
                 shift_lines(&mut a, offset);
                 a
             } else {
