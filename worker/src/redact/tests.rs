@@ -637,7 +637,7 @@ fn later_rules_see_earlier_output() {
 
 #[test]
 fn word_boundaries_apply() {
-    // The seed's shapes are word-bounded: an AWS-looking run inside a longer
+    // Provider shapes are word-bounded: an AWS-looking run inside a longer
     // word is not a key.
     for text in [
         format!("X{}", fake_aws_key()),
