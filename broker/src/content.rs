@@ -15,6 +15,11 @@
 //! here, in the broker, on the assembled result, whatever the worker did.
 //! Single-line shapes are caught here even from a worker that skipped its
 //! own pass; see SECURITY.md for what such a worker could still show.
+//!
+//! The injection assessment reads the fenced text after that pass, so a
+//! signal's excerpt never carries what a placeholder replaced.
+
+use std::borrow::Cow;
 
 use moat_protocol::response::RedactionCounts;
 use serde_json::{Map, Value, json};
@@ -68,19 +73,26 @@ impl Controls {
         let mut fenced = None;
         if let Some(label) = tool.fence_label() {
             let raw = untrusted.unwrap_or_default();
-            // The assessment reads the raw text; its excerpts pass through the
-            // redaction pass below with everything else.
+            // Redaction first, then the assessment of what was left: a
+            // signal's excerpt is cut from the text the client is shown, so
+            // it can never carry what a placeholder replaced (an excerpt is
+            // short and out of context; no rule would recognise the secret in
+            // it afterwards).
+            let redacted = self.redact_fenced(raw, fence_text, &mut report);
             let assessment = if self.scan {
                 let (text, offset) = match (&scan, fence_text) {
-                    (Some((text, offset)), _) => (text.as_str(), *offset),
+                    (Some((text, offset)), _) => (
+                        redact_source(&self.redactor, text, &mut RedactionReport::default()),
+                        *offset,
+                    ),
                     (None, FenceText::Numbered { start, .. }) => {
-                        (raw.as_str(), start.saturating_sub(1))
+                        (Cow::Borrowed(redacted.as_str()), start.saturating_sub(1))
                     }
-                    (None, _) => (raw.as_str(), 0),
+                    (None, _) => (Cow::Borrowed(redacted.as_str()), 0),
                 };
                 let mut a = self
                     .scanner
-                    .assess_file(text, scan_path.as_deref())
+                    .assess_file(&text, scan_path.as_deref())
                     .to_json();
                 shift_lines(&mut a, offset);
                 a
@@ -93,9 +105,12 @@ impl Controls {
             }
             structured.insert("untrusted_content".into(), Value::Bool(true));
             structured.insert("content_assessment".into(), assessment);
-            let raw = self.redact_fenced(raw, fence_text, &mut report);
+            let shown = match fence_text {
+                FenceText::Numbered { start, end } => number_lines(&redacted, start, end),
+                FenceText::Whole | FenceText::PerLine => redacted,
+            };
             let nonce = Nonce::generate();
-            fenced = Some(fence(label, &nonce, &raw));
+            fenced = Some(fence(label, &nonce, &shown));
         }
         self.assemble(
             summary,
@@ -109,7 +124,8 @@ impl Controls {
 
     /// The broker's pass over file-derived text, read as `how` says (see
     /// [`FenceText`]): what the broker adds around the content is never read
-    /// together with it.
+    /// together with it. Numbered text is returned unnumbered (the caller
+    /// numbers it after the assessment).
     fn redact_fenced(&self, raw: String, how: FenceText, report: &mut RedactionReport) -> String {
         match how {
             FenceText::Whole => self.redactor.redact_str(&raw, report).unwrap_or(raw),
@@ -135,9 +151,12 @@ impl Controls {
                 }
                 out
             }
-            FenceText::Numbered { start, end } => {
-                let text = redact_source(&self.redactor, &raw, report);
-                number_lines(&text, start, end)
+            FenceText::Numbered { .. } => {
+                let changed = match redact_source(&self.redactor, &raw, report) {
+                    Cow::Owned(text) => Some(text),
+                    Cow::Borrowed(_) => None,
+                };
+                changed.unwrap_or(raw)
             }
         }
     }
