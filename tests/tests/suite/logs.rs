@@ -37,9 +37,15 @@ fn events(m: &Moat, name: &str) -> Vec<Value> {
 /// Wait until `name` has been logged; the matching events.
 #[track_caller]
 fn wait_for(m: &Moat, name: &str) -> Vec<Value> {
+    wait_for_n(m, name, 1)
+}
+
+/// The `name` events once at least `n` have been logged: a line is written
+/// after its answer, so an answer can arrive before the log line does.
+fn wait_for_n(m: &Moat, name: &str, n: usize) -> Vec<Value> {
     assert!(
-        eventually(Duration::from_secs(10), || !events(m, name).is_empty()),
-        "{name} never logged; stderr:\n{}",
+        eventually(Duration::from_secs(10), || events(m, name).len() >= n),
+        "{name} logged fewer than {n} times; stderr:\n{}",
         m.stderr()
     );
     events(m, name)
@@ -235,7 +241,7 @@ fn tool_argument_values_are_never_logged_only_their_names_when_asked() {
             json!({"path": format!("{marker}.txt")}),
         );
         assert_eq!(r["isError"], true);
-        let calls = wait_for(&m, "tool.call");
+        let calls = wait_for_n(&m, "tool.call", 2);
         assert_eq!(calls.len(), 2, "{}", m.stderr());
         assert_never_logged(&m.stderr(), marker);
         if names {
