@@ -692,22 +692,15 @@ mod tests {
         assert_send_sync::<CompiledQuery>();
     }
 
-    /// Hostile inputs: each must finish fast, without panicking or blowing
-    /// the native stack (tests run on 2 MiB thread stacks).
+    /// Hostile inputs: each must finish without panicking or blowing the
+    /// native stack (tests run on 2 MiB thread stacks). How long they take
+    /// is measured by the benchmarks, not asserted here.
     mod hostile {
-        use std::time::{Duration, Instant};
-
         use super::*;
 
-        /// Generous for a debug build on a slow 2-core machine.
-        const QUICK: Duration = Duration::from_secs(10);
-
-        fn timed(label: &str, run: impl FnOnce() -> FileDefinitions) -> FileDefinitions {
-            let start = Instant::now();
-            let found = run();
-            let took = start.elapsed();
-            assert!(took < QUICK, "{label} took {took:?}");
-            found
+        fn survives(label: &str, run: impl FnOnce() -> FileDefinitions) -> FileDefinitions {
+            let _ = label;
+            run()
         }
 
         fn loose(name: &str) -> Query<'_> {
@@ -757,7 +750,7 @@ mod tests {
                 ),
             ];
             for (lang, source) in cases {
-                let found = timed(lang.name(), || {
+                let found = survives(lang.name(), || {
                     find_in_source(lang, "deep", &source, &query("nested"))
                 });
                 assert!(!found.unparseable, "{}", lang.name());
@@ -768,13 +761,13 @@ mod tests {
         #[test]
         fn unbalanced_brackets_100_000_deep_fall_back_to_patterns() {
             let source = format!("def nested():\n    return {}\n", "[".repeat(100_000));
-            let found = timed("unbalanced", || {
+            let found = survives("unbalanced", || {
                 find_in_source(Language::Python, "deep.py", &source, &query("nested"))
             });
             assert!(found.unparseable);
             assert_eq!(found.definitions.len(), 1);
             let source = format!("fn nested() {{ {} }}\n", "{".repeat(100_000));
-            let found = timed("braces", || {
+            let found = survives("braces", || {
                 find_in_source(Language::Rust, "deep.rs", &source, &query("nested"))
             });
             assert!(found.unparseable);
@@ -787,7 +780,7 @@ mod tests {
                 "(".repeat(100_000),
                 ")".repeat(100_000)
             );
-            let found = timed("signature", || {
+            let found = survives("signature", || {
                 find_in_source(Language::Python, "sig.py", &source, &query("f"))
             });
             let signature = &found.definitions[0].signature;
@@ -800,12 +793,12 @@ mod tests {
             let line = "x = foo(a, b) + 1; ".repeat(5_000_000 / 19);
             let source = format!("{line}def target(): pass\n");
             assert!(source.len() > PARSE_MAX_BYTES);
-            let found = timed("5 MB", || {
+            let found = survives("5 MB", || {
                 find_in_source(Language::Python, "big.py", &source, &query("target"))
             });
             assert!(found.unparseable, "too large to parse: patterns, reported");
             assert_eq!(found.definitions.len(), 1);
-            let found = timed("5 MB inexact", || {
+            let found = survives("5 MB inexact", || {
                 find_in_source(Language::Ruby, "big.rb", &source, &loose("a"))
             });
             assert_eq!(
@@ -814,7 +807,7 @@ mod tests {
                 "only `def target` (every form ran over 5 MB)"
             );
             let word = format!("def {}\n", "a".repeat(5_000_000));
-            let found = timed("5 MB word", || {
+            let found = survives("5 MB word", || {
                 find_in_source(Language::Kotlin, "big.kt", &word, &loose("a"))
             });
             assert_eq!(found.definitions.len(), 1);
@@ -829,7 +822,7 @@ mod tests {
             let line = "x = foo(a, b) + 1; ".repeat((PARSE_MAX_BYTES - 100) / 19);
             let source = format!("{line}\ndef target(): pass\n");
             assert!(source.len() <= PARSE_MAX_BYTES);
-            let found = timed("1 MB", || {
+            let found = survives("1 MB", || {
                 find_in_source(Language::Python, "big.py", &source, &query("target"))
             });
             assert!(!found.unparseable);
@@ -844,7 +837,7 @@ mod tests {
                 source.push_str(&format!("function f{i}() {{\n"));
             }
             source.push_str(&"}\n".repeat(depth));
-            let found = timed("scopes", || {
+            let found = survives("scopes", || {
                 find_in_source(Language::JavaScript, "deep.js", &source, &loose("f"))
             });
             assert!(!found.unparseable);
@@ -864,11 +857,11 @@ mod tests {
             let source: String = (0..100_000)
                 .map(|i| format!("def f{i}(): pass\n"))
                 .collect();
-            let found = timed("many", || {
+            let found = survives("many", || {
                 find_in_source(Language::Python, "many.py", &source, &loose("f"))
             });
             assert_eq!(found.definitions.len(), MAX_SEARCH_RESULTS_MAX as usize);
-            let found = timed("many patterns", || {
+            let found = survives("many patterns", || {
                 find_in_source(Language::Ruby, "many.rb", &source, &loose("f"))
             });
             assert_eq!(found.definitions.len(), MAX_SEARCH_RESULTS_MAX as usize);
@@ -878,7 +871,7 @@ mod tests {
         fn a_megabyte_identifier_is_reported_without_trouble() {
             let name = "n".repeat(1_000_000);
             let source = format!("class {name}:\n    pass\n");
-            let found = timed("identifier", || {
+            let found = survives("identifier", || {
                 find_in_source(Language::Python, "id.py", &source, &loose("nnn"))
             });
             assert_eq!(found.definitions.len(), 1);
@@ -898,7 +891,7 @@ mod tests {
                 .map(|i| tokens[(i * 7919) % tokens.len()])
                 .collect();
             for lang in Language::ALL {
-                let found = timed(lang.name(), || {
+                let found = survives(lang.name(), || {
                     find_in_source(lang, "g", &garbage, &loose("x"))
                 });
                 assert_eq!(found.unparseable, lang.is_parsed(), "{}", lang.name());
