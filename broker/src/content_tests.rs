@@ -159,6 +159,7 @@ fn git_log(author: &str, subject: &str) -> (Request, ToolOutput) {
             }],
             path: String::new(),
             truncated: false,
+            redaction: Default::default(),
         }),
     )
 }
@@ -183,6 +184,7 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
             truncated: false,
             withheld_by_denylist: 0,
             withheld_unreadable: 0,
+            redaction: Default::default(),
         }),
     )
 }

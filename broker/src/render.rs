@@ -153,9 +153,9 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::SearchCode(o) => std::mem::take(&mut o.redaction),
         ToolOutput::FindSymbol(o) => std::mem::take(&mut o.redaction),
         ToolOutput::ProjectOverview(o) => std::mem::take(&mut o.redaction),
-        ToolOutput::ListDirectory(_) | ToolOutput::GitLog(_) | ToolOutput::GitDiff(_) => {
-            RedactionCounts::default()
-        }
+        ToolOutput::GitLog(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::GitDiff(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ListDirectory(_) => RedactionCounts::default(),
     };
     let scan_path = match &out {
         ToolOutput::ReadFile(o) => Some(o.path.clone()),

@@ -416,6 +416,8 @@ pub struct GitLogOutput {
     pub path: String,
     /// The walk stopped at the entry cap or the output cap.
     pub truncated: bool,
+    /// What redacting the shown commits' whole messages replaced.
+    pub redaction: RedactionCounts,
 }
 
 /// Output of `git_diff`.
@@ -444,4 +446,6 @@ pub struct GitDiffOutput {
     /// `read_file` would refuse them (symbolic link, hard link, special file,
     /// too large, unreadable).
     pub withheld_unreadable: u64,
+    /// What redacting each side's whole text before diffing replaced.
+    pub redaction: RedactionCounts,
 }

@@ -428,3 +428,341 @@ fn names_that_are_not_utf8_are_listed_unambiguously_and_read_back() {
         assert!(!line.contains("SECRET_ENV"), "{line}");
     }
 }
+
+// Git answers: each side of a diff (a blob or a work-tree file) and each
+// commit message is redacted whole before anything is cut from it, so a
+// hunk that shows only part of a credential shows none of it.
+
+mod git_sources {
+    use moat_tests::{Fixture, Moat, Mode, have_git};
+    use serde_json::{Value, json};
+
+    use super::super::git::start;
+    use super::super::util::call_line;
+    use super::assert_absent;
+
+    const KEY_FILE: &str = "deploy/signing.py";
+    const CONFIG_FILE: &str = "deploy/app.yaml";
+    const REQUEST_FILE: &str = "deploy/request.http";
+
+    /// One line of key material, distinct per `tag` and `i`.
+    fn key_line(tag: &str, i: usize) -> String {
+        format!("MIIEvQIBADANBgkq{tag}{i:02}hkiG9w0BAQEFAASCBKcw")
+    }
+
+    /// A private-key block inside a Python string: `BEGIN` on line 1, the
+    /// `lines` on lines 2.., then `END` and a function.
+    fn key_file(lines: &[String]) -> String {
+        let k = "PRIVATE KEY";
+        format!(
+            "KEY = \"\"\"-----BEGIN RSA {k}-----\n{}\n-----END RSA {k}-----\"\"\"\n\ndef load():\n    return KEY\n",
+            lines.join("\n")
+        )
+    }
+
+    /// Twenty lines of key material.
+    fn base_key() -> Vec<String> {
+        (0..20).map(|i| key_line("a", i)).collect()
+    }
+
+    /// The committed key after its rotation: line 10 replaced by two new
+    /// lines (so the block grows by one line).
+    fn history_key() -> Vec<String> {
+        let mut k = base_key();
+        k.splice(10..11, [key_line("h", 10), key_line("h", 11)]);
+        k
+    }
+
+    /// The work-tree key: one middle line replaced.
+    fn worktree_key() -> Vec<String> {
+        let mut k = history_key();
+        k[5] = key_line("w", 5);
+        k
+    }
+
+    fn config_file(value: &str) -> String {
+        format!(
+            "database:\n  host: db.internal\n  port: 5432\n  password:\n    {value}\n  user: app\n  pool: 4\n"
+        )
+    }
+
+    fn request_file(token: &str) -> String {
+        format!(
+            "GET /v1/items\nAccept: application/json\nAuthorization: Bearer\n  {token}\nX-Trace: on\n"
+        )
+    }
+
+    fn history_password() -> String {
+        ["S3cr3t!", "Passw0rd", "Hist"].concat()
+    }
+
+    fn worktree_password() -> String {
+        ["W0rkTr33!", "Passw0rd", "Tree"].concat()
+    }
+
+    fn tokens() -> [String; 3] {
+        [
+            ["Zq8wLk2m", "Px7nRt4v", "Yb3cD9"].concat(),
+            ["Hn5tGv8q", "Wc2xLp6r", "Km4sJ1"].concat(),
+            ["Rf3dSa9z", "Xe7wQc5v", "Bn2mT8"].concat(),
+        ]
+    }
+
+    /// Every secret byte sequence the repository and work tree hold.
+    fn secrets() -> Vec<String> {
+        let mut all: Vec<String> = base_key();
+        all.extend(history_key());
+        all.extend(worktree_key());
+        all.push(history_password());
+        all.push(worktree_password());
+        all.extend(tokens());
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    const ADD: &str = "Add the deploy files";
+    const ROTATE: &str = "Rotate the deploy credentials";
+
+    /// Commit 1 adds the three files (the password is a reference, not a
+    /// credential); commit 2 rotates the key (a middle line replaced by two),
+    /// writes a real password and a new token; the work tree changes one key
+    /// line, the password and the token again.
+    fn repo() -> Fixture {
+        assert!(have_git());
+        let fx = Fixture::new();
+        fx.git(&["init", "--quiet", "--initial-branch=main"]);
+        let [t0, t1, t2] = tokens();
+        fx.file(KEY_FILE, key_file(&base_key()));
+        fx.file(CONFIG_FILE, config_file("${DB_PASSWORD}"));
+        fx.file(REQUEST_FILE, request_file(&t0));
+        fx.git(&["add", "deploy"]);
+        fx.git(&["commit", "--quiet", "-m", ADD]);
+        fx.file(KEY_FILE, key_file(&history_key()));
+        fx.file(CONFIG_FILE, config_file(&history_password()));
+        fx.file(REQUEST_FILE, request_file(&t1));
+        fx.git(&["commit", "--quiet", "-a", "-m", ROTATE]);
+        fx.file(KEY_FILE, key_file(&worktree_key()));
+        fx.file(CONFIG_FILE, config_file(&worktree_password()));
+        fx.file(REQUEST_FILE, request_file(&t2));
+        fx
+    }
+
+    /// Call `tool`, require success, check that no secret appears anywhere
+    /// in the serialised answer, and return (answer line, result).
+    #[track_caller]
+    fn call_clean(m: &mut Moat, what: &str, tool: &str, args: Value) -> (String, Value) {
+        let what = format!("{what} {tool} {args}");
+        let (line, r) = call_line(m, tool, args);
+        assert_eq!(r["isError"], false, "{what}: {line}");
+        for s in secrets() {
+            assert_absent(&line, &s, &what);
+        }
+        (line, r)
+    }
+
+    /// The rule names of the answer's redaction report, and its count.
+    fn report(r: &Value) -> (Vec<String>, u64) {
+        let red = &r["structuredContent"]["redaction"];
+        let rules = red["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect();
+        (rules, red["count"].as_u64().unwrap())
+    }
+
+    #[track_caller]
+    fn assert_reports(r: &Value, rules: &[&str], what: &str) {
+        let (got, count) = report(r);
+        for rule in rules {
+            assert!(
+                got.iter().any(|g| g == rule),
+                "{what}: {rule} not in the redaction report {got:?}: {r}"
+            );
+        }
+        assert!(
+            count >= rules.len() as u64,
+            "{what}: count {count} for {got:?}"
+        );
+    }
+
+    fn diff_text(r: &Value) -> String {
+        moat_tests::text(r, 1)
+    }
+
+    #[test]
+    fn history_diffs_show_no_part_of_a_credential_cut_by_a_hunk() {
+        let fx = repo();
+        let rules = ["assigned-secret", "basic-auth-header", "private-key-block"];
+        for mode in Mode::BOTH {
+            let mut m = start(&fx.root, mode);
+            for context in [0, 3] {
+                let what = format!("{mode:?} context {context}");
+                let (line, r) = call_clean(
+                    &mut m,
+                    &what,
+                    "git_diff",
+                    json!({"revision": "HEAD~1..HEAD", "context_lines": context}),
+                );
+                let diff = diff_text(&r);
+                // The key grew by one line, far from its BEGIN line: the
+                // added line reads as a placeholder.
+                assert!(
+                    diff.contains("+[redacted:private-key-block]\n"),
+                    "{what}: {line}"
+                );
+                // The password's value, alone on its line, is a placeholder
+                // under its own line number.
+                let hunk = if context == 0 {
+                    "@@ -5 +5 @@"
+                } else {
+                    "@@ -2,6 +2,6 @@"
+                };
+                assert!(diff.contains(hunk), "{what}: {hunk} in {diff}");
+                assert!(
+                    diff.contains("-    ${DB_PASSWORD}\n+    [redacted:assigned-secret]\n"),
+                    "{what}: {diff}"
+                );
+                assert_reports(&r, &rules, &what);
+                let sc = &r["structuredContent"];
+                assert_eq!(sc["files_changed"], 3, "{what}: {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn work_tree_diffs_show_no_part_of_a_credential_cut_by_a_hunk() {
+        let fx = repo();
+        let rules = ["assigned-secret", "basic-auth-header", "private-key-block"];
+        for mode in Mode::BOTH {
+            let mut m = start(&fx.root, mode);
+            for args in [
+                json!({}),
+                json!({"context_lines": 0}),
+                json!({"revision": "HEAD"}),
+                json!({"revision": "HEAD", "context_lines": 0}),
+            ] {
+                let what = format!("{mode:?} {args}");
+                let (line, r) = call_clean(&mut m, &what, "git_diff", args);
+                let diff = diff_text(&r);
+                // Every change lies inside a redacted span: each file is
+                // still named, with a notice instead of hunks.
+                for file in [KEY_FILE, CONFIG_FILE, REQUEST_FILE] {
+                    assert!(
+                        diff.contains(&format!("diff --git a/{file} b/{file}\n")),
+                        "{what}: {file} in {diff}"
+                    );
+                }
+                assert_eq!(
+                    diff.matches("moat: the change lies inside redacted text.")
+                        .count(),
+                    3,
+                    "{what}: {diff}"
+                );
+                assert!(!diff.contains("\n@@ "), "{what}: {diff}");
+                assert_reports(&r, &rules, &what);
+                let sc = &r["structuredContent"];
+                assert_eq!(sc["files_changed"], 3, "{what}: {line}");
+                assert_eq!(sc["lines_added"], 0, "{what}: {line}");
+            }
+            // Against the first commit the work tree shows the grown key
+            // and the written password as placeholders.
+            let what = format!("{mode:?} HEAD~1");
+            let (_, r) = call_clean(
+                &mut m,
+                &what,
+                "git_diff",
+                json!({"revision": "HEAD~1", "context_lines": 1}),
+            );
+            let diff = diff_text(&r);
+            assert!(
+                diff.contains("+[redacted:private-key-block]\n"),
+                "{what}: {diff}"
+            );
+            assert!(
+                diff.contains("+    [redacted:assigned-secret]\n"),
+                "{what}: {diff}"
+            );
+            assert_reports(&r, &rules, &what);
+        }
+    }
+
+    #[test]
+    fn stats_and_log_subjects_are_unaffected_by_redacted_sides() {
+        let fx = repo();
+        for mode in Mode::BOTH {
+            let mut m = start(&fx.root, mode);
+            for args in [
+                json!({"revision": "HEAD~1..HEAD"}),
+                json!({}),
+                json!({"revision": "HEAD~1"}),
+            ] {
+                let what = format!("{mode:?} {args}");
+                let mut stat_args = args.clone();
+                stat_args["stat_only"] = json!(true);
+                let (line, stat) = call_clean(&mut m, &what, "git_diff", stat_args);
+                let (_, full) = call_clean(&mut m, &what, "git_diff", args);
+                let table = diff_text(&stat);
+                for file in [KEY_FILE, CONFIG_FILE, REQUEST_FILE] {
+                    assert!(table.contains(file), "{what}: {file} in {table}");
+                }
+                assert!(table.contains("3 files changed"), "{what}: {table}");
+                // The stat counts the lines the diff shows.
+                for k in ["files_changed", "lines_added", "lines_removed"] {
+                    assert_eq!(
+                        stat["structuredContent"][k], full["structuredContent"][k],
+                        "{what}: {k}: {line}"
+                    );
+                }
+            }
+            let what = format!("{mode:?}");
+            let (line, r) = call_clean(&mut m, &what, "git_log", json!({}));
+            let subjects: Vec<&str> = r["structuredContent"]["commits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["subject"].as_str().unwrap())
+                .collect();
+            assert_eq!(subjects, [ROTATE, ADD], "{what}: {line}");
+            assert_eq!(report(&r), (Vec::new(), 0), "{what}: {line}");
+        }
+    }
+
+    #[test]
+    fn a_private_key_in_a_commit_message_never_reaches_a_subject() {
+        let fx = Fixture::new();
+        assert!(have_git());
+        fx.git(&["init", "--quiet", "--initial-branch=main"]);
+        fx.file("notes.txt", "notes\n");
+        fx.git(&["add", "notes.txt"]);
+        // The first paragraph (the subject) holds the BEGIN line and the
+        // first lines of the key; its END line is in a later paragraph.
+        let k = "PRIVATE KEY";
+        let body: Vec<String> = (0..4).map(|i| key_line("m", i)).collect();
+        let message = format!(
+            "Add the deploy key\n-----BEGIN RSA {k}-----\n{}\n{}\n\n{}\n{}\n-----END RSA {k}-----\n",
+            body[0], body[1], body[2], body[3]
+        );
+        fx.git(&["commit", "--quiet", "--cleanup=verbatim", "-m", &message]);
+        for mode in Mode::BOTH {
+            let mut m = start(&fx.root, mode);
+            let what = format!("{mode:?} git_log");
+            let (line, r) = call_line(&mut m, "git_log", json!({}));
+            assert_eq!(r["isError"], false, "{what}: {line}");
+            for s in &body {
+                assert_absent(&line, s, &what);
+            }
+            let subject = r["structuredContent"]["commits"][0]["subject"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            assert!(
+                subject.starts_with("Add the deploy key [redacted:private-key-block]"),
+                "{what}: {subject}"
+            );
+            assert_reports(&r, &["private-key-block"], &what);
+        }
+    }
+}

@@ -140,9 +140,9 @@ pub struct CommitInfo {
     pub authored_at: String,
     /// Committer time (seconds since the epoch), for ordering.
     pub committed: i64,
-    /// The subject: the first paragraph of the message, lines joined by a
-    /// space.
-    pub subject: String,
+    /// The whole message, raw (its subject is taken after it is redacted
+    /// whole: [`subject`]).
+    pub message: Vec<u8>,
 }
 
 /// A repository checked by [`safety::check`] and opened isolated.
@@ -329,7 +329,7 @@ impl Repo {
             author: String::from_utf8_lossy(author.trim().name.as_ref()).into_owned(),
             authored_at,
             committed,
-            subject: subject(c.message.as_ref()),
+            message: c.message.to_vec(),
         })
     }
 
@@ -482,7 +482,8 @@ impl Repo {
 
 /// git's `%s`: the message's first paragraph, each line trimmed, joined by
 /// one space.
-fn subject(message: &[u8]) -> String {
+#[must_use]
+pub fn subject(message: &[u8]) -> String {
     let text = String::from_utf8_lossy(message);
     let mut out = String::new();
     for line in text

@@ -9,6 +9,12 @@
 //! checks ([`git::worktree`]); a file `read_file` would refuse is one notice
 //! line with the reason. Counting: files are the changed files shown, lines
 //! the added and removed lines of their text diffs.
+//!
+//! Each side of a text change (the whole blob or work-tree file) is redacted
+//! before it is diffed ([`prepare_side`]), so hunks, the stat's counts and
+//! hunk-header function names are cut from redacted text. A file whose sides
+//! differ only inside redacted spans is named with a notice line instead of
+//! hunks.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -25,12 +31,18 @@ use crate::deadline::Deadline;
 use crate::git::patch::{self, FileChange, StatChange, StatRow};
 use crate::git::worktree::{self, Side};
 use crate::git::{self, Entries, Entry, Repo, check_deadline};
+use crate::redact::{RedactionReport, Redactor};
+use crate::sources;
 use crate::workspace::Workspace;
 
 /// Width of the `--stat` block, as git's `--stat=200`.
 const STAT_WIDTH: usize = 200;
 
 const GITLINK: u32 = 0o160000;
+
+/// The line a file's section holds instead of hunks when its sides differ
+/// only inside redacted text.
+const HIDDEN_CHANGE: &str = "moat: the change lies inside redacted text.\n";
 
 /// The new side of a comparison.
 enum New {
@@ -58,14 +70,57 @@ struct Change {
     new: Option<Version>,
 }
 
-/// The hook every side's whole text passes through before it is diffed:
-/// `path` is the side's workspace-relative path, `bytes` the whole blob or
-/// work-tree file. Today it returns the bytes unchanged (the broker redacts
-/// the rendered answer); a decision made on the whole source belongs here.
-#[must_use]
-pub fn prepare_side<'a>(path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-    let _ = path;
-    Cow::Borrowed(bytes)
+/// The text one side of a changed file is diffed as: the whole blob or
+/// work-tree file redacted ([`sources::redact_source_bytes`], which keeps
+/// its line breaks, so hunk line numbers are the file's), or its raw bytes
+/// when redaction replaced nothing (so text that is not UTF-8 is compared
+/// byte for byte, as git compares it). What was replaced goes into `report`.
+///
+/// The decision is made on the whole side, never on the hunks cut from it:
+/// a rule sees a private-key block's `BEGIN` line, a key on the line before
+/// its value, a header split across lines, however little of them a hunk
+/// shows, and a `+`/`-`/` ` prefix is never read as part of a credential.
+fn prepare_side<'a>(
+    redactor: &Redactor,
+    bytes: &'a [u8],
+    report: &mut RedactionReport,
+) -> Cow<'a, [u8]> {
+    let mut side = RedactionReport::default();
+    let text = sources::redact_source_bytes(redactor, bytes, &mut side);
+    if side.count() == 0 {
+        return Cow::Borrowed(bytes);
+    }
+    report.merge(&side);
+    Cow::Owned(text.into_owned().into_bytes())
+}
+
+/// Both sides of a text change as they are diffed, and whether redaction
+/// replaced anything in either. When one side was redacted, both are read
+/// as text (invalid UTF-8 as U+FFFD), so lines that differ only in how
+/// they were decoded never show as changed.
+fn prepare_sides<'a>(
+    redactor: &Redactor,
+    old: &'a [u8],
+    new: &'a [u8],
+    report: &mut RedactionReport,
+) -> (Cow<'a, [u8]>, Cow<'a, [u8]>, bool) {
+    let (a, b) = (
+        prepare_side(redactor, old, report),
+        prepare_side(redactor, new, report),
+    );
+    match (a, b) {
+        (Cow::Borrowed(a), Cow::Borrowed(b)) => (Cow::Borrowed(a), Cow::Borrowed(b), false),
+        (a, b) => {
+            let lossy = |side: Cow<'a, [u8]>| match side {
+                Cow::Borrowed(raw) => match String::from_utf8_lossy(raw) {
+                    Cow::Borrowed(_) => Cow::Borrowed(raw),
+                    Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+                },
+                owned @ Cow::Owned(_) => owned,
+            };
+            (lossy(a), lossy(b), true)
+        }
+    }
 }
 
 /// Run `git_diff`.
@@ -137,6 +192,7 @@ pub fn run(
         truncated: out.truncated,
         withheld_by_denylist: out.denied,
         withheld_unreadable: out.unreadable,
+        redaction: sources::counts(&out.report),
     }))
 }
 
@@ -151,6 +207,8 @@ struct Output {
     unreadable: u64,
     /// Notices for work-tree files that were not read, shown first.
     notices: Vec<String>,
+    /// What redacting the sides replaced.
+    report: RedactionReport,
 }
 
 /// The changed files between `old` and `new`, denied paths counted and
@@ -327,14 +385,17 @@ fn render(
             .as_ref()
             .map(|v| side_bytes(repo, ws, v))
             .transpose()?;
-        let old = old
-            .as_deref()
-            .map(|b| prepare_side(&c.old_path, b).into_owned());
-        let new = new
-            .as_deref()
-            .map(|b| prepare_side(&c.new_path, b).into_owned());
-        let (before, after) = (old.as_deref().unwrap_or(&[]), new.as_deref().unwrap_or(&[]));
-        let binary = patch::is_binary(before) || patch::is_binary(after);
+        let (raw_before, raw_after) =
+            (old.as_deref().unwrap_or(&[]), new.as_deref().unwrap_or(&[]));
+        // Binary or text is decided on the raw bytes; a binary change shows
+        // no content, so only text sides are redacted.
+        let binary = patch::is_binary(raw_before) || patch::is_binary(raw_after);
+        let (before, after, redacted) = if binary {
+            (Cow::Borrowed(raw_before), Cow::Borrowed(raw_after), false)
+        } else {
+            prepare_sides(ws.redactor(), raw_before, raw_after, &mut out.report)
+        };
+        let (before, after) = (before.as_ref(), after.as_ref());
         if stat_only {
             let name = if c.old_path == c.new_path {
                 c.new_path.clone()
@@ -381,6 +442,11 @@ fn render(
             section.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
         } else {
             (a, d) = patch::hunks(&mut section, &file, before, after, context);
+            if a == 0 && d == 0 && redacted && raw_before != raw_after {
+                // The raw sides differ only inside redacted spans: the file
+                // is named, and the notice says why no hunk follows.
+                section.push_str(HIDDEN_CHANGE);
+            }
         }
         if text.len() + section.len() > GIT_OUTPUT_BYTES {
             out.truncated = true;
@@ -410,4 +476,50 @@ fn render(
     }
     out.text = text;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(line: &str) -> Vec<u8> {
+        let k = "PRIVATE KEY";
+        format!(
+            "a\n-----BEGIN RSA {k}-----\nMIIEowIBAAKCAQEA1234\n{line}\n-----END RSA {k}-----\nz\n"
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn sides_without_a_credential_are_compared_raw() {
+        // Two Latin-1 sides that differ in one byte: decoded, both would
+        // read `caf\u{fffd}`, and the change would vanish.
+        let (old, new) = (b"caf\xe9\n".as_slice(), b"caf\xe8\n".as_slice());
+        let mut report = RedactionReport::default();
+        let (a, b, redacted) = prepare_sides(&Redactor::new(true), old, new, &mut report);
+        assert!(!redacted);
+        assert_eq!((a.as_ref(), b.as_ref()), (old, new));
+        assert_eq!(report.count(), 0);
+    }
+
+    #[test]
+    fn sides_with_a_credential_are_diffed_redacted_line_for_line() {
+        let (old, new) = (key("abcdefghijklmnop"), key("qrstuvwxyzabcdef"));
+        let mut report = RedactionReport::default();
+        let (a, b, redacted) = prepare_sides(&Redactor::new(true), &old, &new, &mut report);
+        assert!(redacted);
+        assert_eq!(a, b, "the change lies inside the block");
+        let text = String::from_utf8(a.into_owned()).unwrap();
+        assert_eq!(text.lines().count(), 6, "{text}");
+        assert!(
+            !text.contains("MIIE") && !text.contains("abcdefgh"),
+            "{text}"
+        );
+        assert_eq!(report.count(), 2);
+        // With redaction off, both sides are the raw bytes.
+        let mut off = RedactionReport::default();
+        let (a, _, redacted) = prepare_sides(&Redactor::new(false), &old, &new, &mut off);
+        assert!(!redacted);
+        assert_eq!(a.as_ref(), old.as_slice());
+    }
 }

@@ -3,7 +3,9 @@
 //!
 //! Each commit is parsed from its object: the fields are the commit's own
 //! (hash, author name, author date, subject), never cut out of a text
-//! stream, so no message can forge a second entry.
+//! stream, so no message can forge a second entry. A subject is taken from
+//! the message after the whole message is redacted
+//! ([`crate::sources::redact_source_bytes`]).
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
@@ -16,6 +18,8 @@ use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
 use crate::git::{self, Repo, check_deadline};
+use crate::redact::RedactionReport;
+use crate::sources;
 use crate::workspace::Workspace;
 
 /// Most commits looked at while hiding the ancestors of a range's start.
@@ -58,6 +62,7 @@ pub fn run(
     let mut commits = Vec::new();
     let mut bytes = 0usize;
     let mut truncated = false;
+    let mut report = RedactionReport::default();
     // Commits queued by committer time; each is parsed once, when queued.
     let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
     let mut parsed: HashMap<ObjectId, git::CommitInfo> = HashMap::new();
@@ -87,7 +92,12 @@ pub fn run(
         if !prefix.is_empty() && !touches(&repo, &info, &prefix)? {
             continue;
         }
-        bytes += info.subject.len() + info.author.len() + 100;
+        // The message is redacted whole before its subject is cut from
+        // it: a credential that starts in the first paragraph and ends in a
+        // later one is seen whole.
+        let message = sources::redact_source_bytes(ws.redactor(), &info.message, &mut report);
+        let subject = git::subject(message.as_bytes());
+        bytes += subject.len() + info.author.len() + 100;
         if bytes > GIT_OUTPUT_BYTES {
             truncated = true;
             break;
@@ -97,13 +107,14 @@ pub fn run(
             short: repo.short(id),
             author: info.author,
             authored_at: info.authored_at,
-            subject: info.subject,
+            subject,
         });
     }
     Ok(ToolOutput::GitLog(GitLogOutput {
         commits,
         path: target.shown_path(),
         truncated,
+        redaction: sources::counts(&report),
     }))
 }
 
