@@ -7,7 +7,7 @@
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
-use super::util::{GUIDE_MD, VENDORED_PY, call_line, git, have_git, params_for, content_fixture};
+use super::util::{GUIDE_MD, VENDORED_PY, call_line, content_fixture, git, have_git, params_for};
 
 /// The five tools whose results carry file-derived text, with their labels.
 const FILE_CONTENT_TOOLS: [(&str, &str); 5] = [

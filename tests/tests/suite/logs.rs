@@ -12,7 +12,7 @@ use std::time::Duration;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, moat_bin};
 use serde_json::{Value, json};
 
-use super::util::{call_line, eventually, example_aws_key, content_fixture, example_github_token};
+use super::util::{call_line, content_fixture, eventually, example_aws_key, example_github_token};
 
 /// Every stderr line parsed as JSON (panics on a line that is not).
 #[track_caller]

@@ -62,8 +62,8 @@ pub fn is_entry_point(file_name: &str) -> bool {
     ENTRY_POINTS.contains(&file_name)
 }
 
-/// The name without its last suffix, as Python's `PurePath.stem`: a leading
-/// dot does not start a suffix (`.test` is all stem), nor does a trailing one.
+/// The name without its last suffix: a leading dot does not start a suffix
+/// (`.test` is all stem), nor does a trailing one.
 fn stem(name: &str) -> &str {
     match name.rfind('.') {
         Some(dot) if dot > 0 && dot + 1 < name.len() => &name[..dot],

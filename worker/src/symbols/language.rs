@@ -97,10 +97,9 @@ impl Language {
     /// The language of a file, from the suffix of its last path component
     /// (compared lower-cased), or `None` for a file that is not source.
     ///
-    /// The suffix follows Python's `PurePath.suffix`: the text after the last
-    /// dot of the file name, where a name's leading dot does not count
-    /// (`.py` alone is a hidden file, not Python) and a trailing dot means no
-    /// suffix. Both `/` and `\` separate components.
+    /// The suffix is the text after the last dot of the file name, where a
+    /// name's leading dot does not count (`.py` alone is a hidden file, not
+    /// Python) and a trailing dot means no suffix. Both `/` and `\` separate components.
     #[must_use]
     pub fn from_path(path: &str) -> Option<Language> {
         let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
