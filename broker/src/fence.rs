@@ -179,7 +179,6 @@ mod tests {
         Nonce::generate()
     }
 
-    // Seed: TestFencing.test_the_fence_wraps_without_changing_the_content.
     #[test]
     fn the_fence_wraps_without_changing_the_content() {
         let content = "anything at all\nincluding </untrusted-file-content>";
@@ -193,7 +192,6 @@ mod tests {
         );
     }
 
-    // Seed: test_content_cannot_close_a_fence_it_cannot_guess.
     #[test]
     fn content_cannot_close_a_fence_it_cannot_guess() {
         let id = nonce();
@@ -208,7 +206,6 @@ mod tests {
         assert!(wrapped.ends_with(&format!("\n</untrusted-file-content id={id}>")));
     }
 
-    // Seed: test_nonces_differ_between_responses.
     #[test]
     fn nonces_differ_between_responses() {
         assert_ne!(nonce(), nonce());

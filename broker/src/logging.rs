@@ -14,7 +14,8 @@
 //! 1. a field whose name is a credential name ([`is_credential_field`]:
 //!    `bearer_token`, `authorization`, `token`, `secret`, `password`,
 //!    `api_key`, `*_token`, …) has its value replaced by `[redacted]` when the
-//!    value is truthy (the seed's rule);
+//!    value is truthy (an empty, false, zero or null value holds no secret,
+//!    and showing it tells the operator the credential is unset);
 //! 2. every other string value, the message included, is passed through the
 //!    same [`Redactor`] as tool results (all sixteen rules, whatever
 //!    `security.redact_secrets` says: that setting is about results), so a
@@ -35,8 +36,8 @@
 //! # Format
 //!
 //! JSON: `{"timestamp":…,"level":"INFO","message":"<event>",<fields>…}`, the
-//! fields in the order the event gives them (flattened, as the seed's
-//! processor chain did). Records from the `log` crate carry their `target`.
+//! fields in the order the event gives them, flattened into the top-level
+//! object so log tools can filter on them directly. Records from the `log` crate carry their `target`.
 //! Plain text (`observability.log_json = false`): `timestamp LEVEL event
 //! key=value …` with values escaped onto one line.
 
@@ -170,8 +171,8 @@ impl LogRedactor {
     }
 }
 
-/// Python truthiness, as the seed's key redaction used it: empty strings,
-/// `false`, zero and null are shown as they are.
+/// Whether a credential-named value is worth hiding: empty strings, `false`,
+/// zero and null hold no secret and are shown as they are.
 fn truthy(value: &Value) -> bool {
     match value {
         Value::Null => false,
@@ -431,7 +432,6 @@ mod tests {
         assert_eq!(second["origin"], "https://evil.example");
     }
 
-    // Seed: test_cli_and_logging "bearer_token and token redacted".
     #[test]
     fn credential_named_fields_are_redacted() {
         let lines = logged(true, &[], || {
@@ -457,7 +457,7 @@ mod tests {
         ] {
             assert_eq!(v[name], REDACTED, "{name}: {v}");
         }
-        // Falsy values are shown as they are (the seed's rule).
+        // Falsy values are shown as they are: they hold no secret.
         assert_eq!(v["password"], "");
         assert_eq!(v["secret"], false);
         assert_eq!(v["tool"], "read_file");

@@ -2,9 +2,9 @@
 //! schemas, annotations, and the conversion of validated arguments into a
 //! typed [`Request`] for a worker.
 //!
-//! The output schemas describe what results really contain (the seed's
-//! omitted `redaction`, `content_assessment`, `exact` and `kind`, its quirk 8);
-//! the test suite validates real results against them.
+//! The output schemas describe everything results really contain
+//! (`redaction`, `content_assessment`, `exact` and `kind` included); the test
+//! suite validates real results against them.
 
 use serde_json::{Map, Value, json};
 
@@ -18,8 +18,9 @@ use crate::mcp::schema::Validator;
 
 const SCHEMA_URI: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// The git revision pattern: the seed's character set, and no leading `-`
-/// (the seed's schema let `--all` through to the handler, its quirk 3).
+/// The git revision pattern: the characters of branch and tag names, hashes
+/// and suffixes such as `~2`, `^` and `@{u}`, and no leading `-`, so a
+/// revision can never be read as an option such as `--all`.
 pub const REVISION_PATTERN: &str = r"^[A-Za-z0-9._/@^~{}][A-Za-z0-9._/@^~{}-]*$";
 
 /// Fence label of each tool whose result is file-derived text.

@@ -1,5 +1,5 @@
 //! Path resolution (`moat_worker::fs::containment::resolve`) over a real
-//! workspace seeded with directories, denied names and symbolic links (inside,
+//! workspace populated with directories, denied names and symbolic links (inside,
 //! escaping, looping, dangling), with symbolic-link following off and on.
 //!
 //! Property: the result is a refusal, or a `ContainedPath` whose relative form
@@ -23,7 +23,7 @@ use moat_worker::workspace::Workspace;
 
 const PREFIX: &str = "moat-fuzz-containment-";
 
-/// Names the path builder draws from: everything seeded, plus the usual tricks.
+/// Names the path builder draws from: everything in the workspace, plus the usual tricks.
 const NAMES: &[&str] = &[
     "src",
     "main.rs",

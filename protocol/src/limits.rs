@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 pub const MAX_FILE_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// Smallest `max_file_bytes` a configuration may set.
 pub const MAX_FILE_BYTES_MIN: u64 = 1024;
-/// Default `max_file_bytes` (1 MiB), the seed's value.
+/// Default `max_file_bytes` (1 MiB): large enough for any hand-written
+/// source file, small enough to answer in one message.
 pub const MAX_FILE_BYTES_DEFAULT: u64 = 1024 * 1024;
 
 /// Bounds and default of `max_read_lines`: lines returned by one `read_file`.
@@ -92,7 +93,7 @@ pub const MAX_GLOBS: usize = 20;
 /// Longest single `file_glob` entry.
 pub const MAX_GLOB_CHARS: usize = 200;
 
-/// Bytes sniffed for a NUL to call a file binary (the seed's 8 KiB).
+/// Bytes sniffed for a NUL to call a file binary (8 KiB, as git does).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// Default of `server.max_answer_bytes`: the largest tool answer as sent,
 /// after JSON escaping (control bytes grow sixfold when escaped, so a file

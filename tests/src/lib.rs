@@ -298,8 +298,8 @@ impl Fixture {
         p
     }
 
-    /// The seed's fixture workspace (seed-facts §14), in a workspace
-    /// directory named `demo-project/`:
+    /// A small mixed Python and TypeScript project, in a workspace directory
+    /// named `demo-project/`:
     ///
     /// * `pyproject.toml` (demo 1.2.3, `>=3.12`, httpx and structlog);
     /// * `README.md` (3 lines);
@@ -314,9 +314,9 @@ impl Fixture {
     /// * `node_modules/leftpad/index.js` (skipped tree); `logo.bin` (bytes
     ///   0–255 four times).
     #[must_use]
-    pub fn seed_project() -> Fixture {
+    pub fn demo_project() -> Fixture {
         let fx = Fixture::named("demo-project");
-        for (rel, text) in SEED_FILES {
+        for (rel, text) in DEMO_FILES {
             fx.file(rel, text);
         }
         let logo: Vec<u8> = (0..4).flat_map(|_| 0u8..=255).collect();
@@ -340,10 +340,10 @@ impl Fixture {
         git_as(&self.root, "Fixture", "2026-01-02T03:04:05Z", args)
     }
 
-    /// The seed's git fixture: `git init` on `main`, then the commits "Add
+    /// A two-commit history: `git init` on `main`, then the commits "Add
     /// the project skeleton" (README.md, pyproject.toml) and "Add the demo
     /// package" (`src`), both by "Fixture". The other files stay untracked.
-    pub fn seed_git(&self) {
+    pub fn demo_git(&self) {
         self.git(&["init", "--quiet", "--initial-branch=main"]);
         self.git(&["add", "README.md", "pyproject.toml"]);
         self.git(&["commit", "--quiet", "-m", "Add the project skeleton"]);
@@ -400,8 +400,8 @@ pub fn git_as(dir: &Path, author: &str, date: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The text files of [`Fixture::seed_project`].
-const SEED_FILES: &[(&str, &str)] = &[
+/// The text files of [`Fixture::demo_project`].
+const DEMO_FILES: &[(&str, &str)] = &[
     (
         "pyproject.toml",
         "[project]\nname = \"demo\"\nversion = \"1.2.3\"\nrequires-python = \">=3.12\"\n\

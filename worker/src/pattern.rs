@@ -2,8 +2,8 @@
 //!
 //! The Rust `regex` engine (under ripgrep's `grep-regex`) runs in time linear
 //! in the input, so there is no catastrophic backtracking to guard against
-//! and no "shape guard" that refuses legitimate nested patterns (the seed's
-//! `(a+)+b` is answered quickly). What a pattern can still cost is bounded
+//! and no "shape guard" that refuses legitimate nested patterns (`(a+)+b`
+//! is answered quickly). What a pattern can still cost is bounded
 //! when it is compiled:
 //!
 //! * length ≤ [`MAX_PATTERN_CHARS`] characters (checked first, in both modes);
@@ -64,8 +64,9 @@ mod tests {
     use super::*;
     use grep_matcher::Matcher;
 
-    /// The seed's ten "catastrophic" shapes are legitimate regexes.
-    pub const SEED_CATASTROPHIC: [&str; 10] = [
+    /// Nested-quantifier shapes, exponential for a backtracking engine, are
+    /// legitimate regexes.
+    pub const NESTED_QUANTIFIER_SHAPES: [&str; 10] = [
         r"(a+)+b",
         r"(a*)*c",
         r"([a-z]+)*x",
@@ -79,9 +80,9 @@ mod tests {
     ];
 
     #[test]
-    fn seed_patterns_compile_and_run_fast() {
+    fn nested_quantifier_patterns_compile_and_run_fast() {
         let hay = format!("{}!", "a".repeat(100_000));
-        for p in SEED_CATASTROPHIC {
+        for p in NESTED_QUANTIFIER_SHAPES {
             let m = build(p, true, true).unwrap();
             let t = std::time::Instant::now();
             let _ = m.is_match(hay.as_bytes()).unwrap();

@@ -4,8 +4,8 @@
 //! Parsing is in two steps: bytes → `serde_json::Value` (a JSON error is
 //! `-32700`), then the envelope rules (`-32600`). When an envelope is invalid
 //! the request id is still recovered whenever it is a string or a number, so
-//! the client can match the error to its request (the seed answered `null`
-//! over stdio, its quirk 5).
+//! the client can match the error to its request (`null` only when no id
+//! can be read).
 
 use serde_json::{Map, Value};
 

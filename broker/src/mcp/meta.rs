@@ -1,5 +1,5 @@
-//! Per-request `_meta` of the 2026-07-28 revision, validated in the seed's
-//! order (it decides which error a client sees):
+//! Per-request `_meta` of the 2026-07-28 revision, validated in this order
+//! (it decides which error a client sees, so it is fixed):
 //!
 //! 1. every key's syntax and reservation → `-32602`;
 //! 2. `io.modelcontextprotocol/protocolVersion` present → `-32602`;

@@ -614,7 +614,7 @@ mod tests {
         assert_eq!(decode_cursor("AAAA"), None);
         assert_eq!(decode_cursor("not-a-real-cursor"), None);
         assert_eq!(decode_cursor(""), None);
-        // Non-ASCII digits (seed quirk 20) are refused, not a crash.
+        // Non-ASCII digits are refused, not a crash.
         assert_eq!(decode_cursor(&base64url("offset:٣".as_bytes())), None);
     }
 }

@@ -1,7 +1,7 @@
-//! The command line and the logs (seed-facts §11, §13; DESIGN §5): `doctor`,
-//! `tools`, `call`, `--version`, `--help`, exit codes 0/1/2, and logs that
-//! are JSON on stderr (or plain text), at the configured level, with tool
-//! argument names only when asked for and never their values.
+//! The command line and the logs: `doctor`, `tools`, `call`, `--version`,
+//! `--help`, exit codes 0/1/2, and logs that are JSON on stderr (or plain
+//! text), at the configured level, with tool argument names only when asked
+//! for and never their values.
 
 use std::collections::BTreeMap;
 

@@ -1,9 +1,8 @@
-//! Configuration through the real binary (seed-facts §10, DESIGN §5, STYLE §4
-//! "Config invariants"): unknown keys refused at start-up naming the key, in
-//! the TOML file and in `MOAT_*` variables; precedence defaults < file < env
-//! < flags (seen through `doctor`); comma lists from the environment; bounds;
-//! production invariants refusing start-up with every violation listed, and
-//! the same list as `doctor` warnings elsewhere.
+//! Configuration through the real binary: unknown keys refused at start-up
+//! naming the key, in the TOML file and in `MOAT_*` variables; precedence
+//! defaults < file < env < flags (seen through `doctor`); comma lists from
+//! the environment; bounds; production invariants refusing start-up with
+//! every violation listed, and the same list as `doctor` warnings elsewhere.
 
 use std::collections::BTreeMap;
 use std::path::Path;

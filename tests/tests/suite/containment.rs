@@ -1,13 +1,13 @@
-//! Path containment: the seed's traversal shapes against both tools, absolute
-//! paths, NUL bytes, percent-encoding, and what a refusal may reveal (seed
-//! §3.2, §14 TestPathTraversal).
+//! Path containment: traversal shapes against both tools, absolute paths,
+//! NUL bytes, percent-encoding, and what a refusal may reveal.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;
 
 use super::util::{SECRET, call_err, call_ok, fenced_body};
 
-/// The seed's eight escape shapes.
+/// Eight escape shapes: plain and deep `..`, bare `..` and `../`, and `..`
+/// after a real directory or `.`.
 const SHAPES: [&str; 8] = [
     "../../etc/passwd",
     "../../../../../../etc/shadow",

@@ -1,6 +1,6 @@
 //! The denylist: credential and key files refused at any depth and in any
 //! case, checked on the resolved path, extensible but never shortened, and
-//! never named in listings (seed §3.3, §14 TestDenylist).
+//! never named in listings.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;
@@ -114,8 +114,7 @@ fn denied_directories_cannot_be_listed() {
 }
 
 #[test]
-fn seed_quirk_11_multi_segment_directories_are_denied_at_any_depth() {
-    // See: seed quirk 11
+fn multi_segment_directories_are_denied_at_any_depth() {
     let fx = fixture();
     let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
     for p in [

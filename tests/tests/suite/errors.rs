@@ -1,6 +1,6 @@
 //! Error disclosure: every JSON-RPC envelope error and the id it answers
 //! with, -32601, every -32602 of `tools/call` (schema violations name the
-//! field), and no error ever carrying internal detail (seed §1.5, §1.6).
+//! field), and no error ever carrying internal detail.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options};
 use serde_json::{Value, json};
@@ -43,8 +43,7 @@ fn parse_errors_answer_with_a_null_id() {
 }
 
 #[test]
-fn seed_quirk_5_invalid_requests_keep_the_id_when_it_can_be_recovered() {
-    // See: seed quirk 5
+fn invalid_requests_keep_the_id_when_it_can_be_recovered() {
     let fx = Fixture::new();
     for era in Era::BOTH {
         let mut m = Moat::connect(&fx.root, &opts(), era);

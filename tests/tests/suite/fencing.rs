@@ -2,13 +2,12 @@
 //! content is returned unchanged inside a fence whose id is a fresh nonce,
 //! nothing in the content or in a file name can close the fence or forge a
 //! line outside it, every file-content result says it is untrusted (also when
-//! empty), and the assessment flags what it should (seed-facts §1.7, §5; seed
-//! TestUntrustedContentIsMarkedNotRewritten).
+//! empty), and the assessment flags what it should.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
-use super::util::{GUIDE_MD, VENDORED_PY, call_line, git, have_git, params_for, seed_fixture};
+use super::util::{GUIDE_MD, VENDORED_PY, call_line, content_fixture, git, have_git, params_for};
 
 /// The five tools whose results carry file-derived text, with their labels.
 const FILE_CONTENT_TOOLS: [(&str, &str); 5] = [
@@ -79,7 +78,8 @@ fn connect(fx: &Fixture) -> Moat {
     Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern)
 }
 
-/// The seed's TestUntrustedContentIsMarkedNotRewritten.
+/// Untrusted content is marked, never rewritten: what is on disk is what the
+/// fence holds, and the assessment sits beside it.
 mod marked_not_rewritten {
     use super::*;
 
@@ -89,7 +89,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn every_line_on_disk_appears_unchanged_in_the_fence() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let r = read_vendored(&mut m);
         let fenced = text(&r, 1);
@@ -103,7 +103,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn the_result_is_flagged_untrusted_and_high_with_inj01_and_inj10() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let r = read_vendored(&mut m);
         assert_eq!(level(&r), "high", "{r}");
@@ -117,7 +117,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn the_fence_has_a_sixteen_hex_nonce_and_a_matching_closing_tag() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let r = read_vendored(&mut m);
         assert!(
@@ -130,7 +130,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn a_search_hit_in_the_injected_file_is_high() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let (line, r) = call_line(
             &mut m,
@@ -144,7 +144,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn searching_finds_the_injected_text_unchanged() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let (line, r) = call_line(
             &mut m,
@@ -162,7 +162,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn the_summary_names_the_file_but_not_the_instruction() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let r = read_vendored(&mut m);
         let summary = text(&r, 0);
@@ -177,7 +177,7 @@ mod marked_not_rewritten {
 
     #[test]
     fn the_negative_control_is_not_high() {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let mut m = connect(&fx);
         let (line, r) = call_line(&mut m, "read_file", json!({"path": "docs/guide.md"}));
         assert!(fence_of(&r).2.contains(GUIDE_MD.lines().nth(2).unwrap()));
@@ -254,7 +254,7 @@ fn content_ending_in_a_credential_prefix_cannot_take_the_closing_tag() {
 
 #[test]
 fn two_reads_of_the_same_file_get_different_nonces() {
-    let fx = seed_fixture();
+    let fx = content_fixture();
     let mut m = connect(&fx);
     let mut seen = std::collections::HashSet::new();
     for _ in 0..5 {
@@ -355,7 +355,7 @@ fn a_file_name_cannot_inject_a_line_into_the_prose_half() {
     assert!(!forged(&text(&r, 0)), "{line}");
 }
 
-// Seed quirk 9, fixed: an empty untrusted text still says what it is.
+// An empty untrusted text still says what it is.
 #[test]
 fn every_file_content_result_is_flagged_and_assessed_also_when_empty() {
     let fx = Fixture::new();

@@ -1,5 +1,5 @@
-//! Git hardening and the two git tools through the real binary: the seed's
-//! integration cases and TestGitSubprocessHardening, plus hostile
+//! Git hardening and the two git tools through the real binary: history,
+//! diffs, hostile revisions and git's own failures, plus hostile
 //! repositories: a `.git/config` that names programs for every hook git has,
 //! a `.git` file or alternates pointing outside the workspace, and a promisor
 //! remote that would make git fetch.
@@ -31,14 +31,14 @@ pub fn start(root: &Path, mode: Mode) -> moat_tests::Moat {
     super::tools_util::start_with(root, mode, &[("PATH", NO_GIT_PATH)])
 }
 
-/// A fixture with the seed's git history, or `None` (test skipped) without git.
+/// The demo project with its two-commit history, or `None` (test skipped) without git.
 fn repo() -> Option<Fixture> {
     if !have_git() {
         eprintln!("skipped: no git on PATH");
         return None;
     }
-    let fx = Fixture::seed_project();
-    fx.seed_git();
+    let fx = Fixture::demo_project();
+    fx.demo_git();
     Some(fx)
 }
 
@@ -59,7 +59,7 @@ fn not_a_repository_without_dot_git() {
     if !have_git() {
         return;
     }
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
         for tool in ["git_log", "git_diff"] {
@@ -176,7 +176,7 @@ fn stat_only_omits_the_body_and_counts_files() {
     let mut m = start(&fx.root, Mode::Confined);
     let r = ok_result(&mut m, "git_diff", json!({"stat_only": true}));
     let gd = &r["structuredContent"];
-    // The seed reported 0 here (its quirk 13).
+    // `--stat` output is still parsed for its counts when the body is left out.
     assert_eq!(gd["files_changed"], 2, "{gd}");
     assert!(gd["lines_removed"].as_u64().unwrap() >= 18, "{gd}");
     assert_eq!(gd["stat_only"], true);
@@ -225,7 +225,8 @@ fn git_diff_against_a_revision_and_for_a_path() {
     assert!(!msg.contains(fx.root.to_str().unwrap()), "{msg}");
 }
 
-/// The eight hostile revisions of the seed's TestGitSubprocessHardening.
+/// Eight hostile revisions: option injection (`--upload-pack`, `-c`,
+/// `--output`) and shell metacharacters that only a shell would act on.
 fn hostile_revisions(sentinel: &Path) -> Vec<String> {
     let s = sentinel.display();
     vec![
@@ -581,7 +582,7 @@ fn a_git_file_pointing_outside_is_not_followed() {
         return;
     }
     // A repository outside the workspace whose only commit is a marker.
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let outside_repo = fx.outside.join("elsewhere");
     std::fs::create_dir_all(&outside_repo).unwrap();
     let run = |dir: &Path, args: &[&str]| {

@@ -26,8 +26,8 @@ const KEY_MARKER: &str = "DENIED-KEY-CONTENT-9c4a";
 
 fn repo() -> Fixture {
     assert!(have_git());
-    let fx = Fixture::seed_project();
-    fx.seed_git();
+    let fx = Fixture::demo_project();
+    fx.demo_git();
     fx
 }
 

@@ -1,6 +1,6 @@
 //! Both eras: the legacy `initialize` handshake, the stateless `_meta` era,
 //! `server/discover`, `tools/list` paging and cursors, serverInfo and trace
-//! echo, and the order of the modern `_meta` checks (seed §1.2–1.4).
+//! echo, and the order of the modern `_meta` checks.
 
 use std::time::Duration;
 
@@ -224,7 +224,7 @@ fn tools_list_cursors() {
         let n = names.len();
         assert!(n >= 2, "{names:?}");
 
-        // The cursor format is the seed's: offset 1 starts at the second tool.
+        // The cursor is an offset: offset 1 starts at the second tool.
         let r = m.request("tools/list", json!({"cursor": cursor(1)}));
         let page: Vec<&str> = r["result"]["tools"]
             .as_array()
@@ -277,8 +277,7 @@ fn tools_list_cursors() {
 }
 
 #[test]
-fn seed_quirk_20_a_cursor_with_non_ascii_digits_is_invalid_params() {
-    // See: seed quirk 20
+fn a_cursor_with_non_ascii_digits_is_invalid_params() {
     let fx = Fixture::new();
     let mut m = Moat::connect(&fx.root, &opts(), Era::Modern);
     let c = super::util::b64url("offset:٣".as_bytes());
@@ -295,7 +294,7 @@ const V: &str = "io.modelcontextprotocol/protocolVersion";
 const C: &str = "io.modelcontextprotocol/clientCapabilities";
 
 #[test]
-fn modern_meta_errors_in_the_seed_order() {
+fn modern_meta_errors_are_checked_in_a_fixed_order() {
     let fx = Fixture::new();
     let mut m = Moat::start(&fx.root, &opts());
 

@@ -1,7 +1,6 @@
 //! Hard links: a second name for a file outside the workspace cannot be told
 //! apart from an ordinary file by its path, so a regular file with more than
-//! one link is refused (`hard_link`) unless `sandbox.allow_hard_links` is set
-//! (seed §3.2 residual "hard links escape containment").
+//! one link is refused (`hard_link`) unless `sandbox.allow_hard_links` is set.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;

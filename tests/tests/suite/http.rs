@@ -1,9 +1,8 @@
-//! Streamable HTTP through the real binary on 127.0.0.1 (seed-facts §9,
-//! mcp-protocol.md §2): the probes, a round trip in each era, the status
-//! mapping, the 2026-07-28 header mirroring, the size cap for declared and
-//! streamed bodies, methods other than POST, and the bounds under load
-//! (DESIGN §4 "HTTP concurrency"): stalled connections, saturation, and the
-//! graceful drain on SIGTERM.
+//! Streamable HTTP through the real binary on 127.0.0.1: the probes, a round
+//! trip in each era, the status mapping, the 2026-07-28 header mirroring, the
+//! size cap for declared and streamed bodies, methods other than POST, and
+//! the bounds under load: stalled connections, saturation, and the graceful
+//! drain on SIGTERM.
 
 use std::io::Write;
 use std::time::{Duration, Instant};

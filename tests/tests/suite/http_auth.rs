@@ -1,7 +1,6 @@
-//! HTTP authorisation, Origin and Host (seed-facts §9 TestHttpAuthorisation;
-//! STYLE §4 "HTTP auth / origin"): the order is Origin → Host → bearer token,
-//! so the endpoint is no token oracle for a hostile page; a rebinding page's
-//! `Host` is refused; probes need neither token nor origin.
+//! HTTP authorisation, Origin and Host: the order is Origin → Host → bearer
+//! token, so the endpoint is no token oracle for a hostile page; a rebinding
+//! page's `Host` is refused; probes need neither token nor origin.
 
 use moat_tests::http::{HttpMoat, Req, Resp, modern, modern_call};
 use moat_tests::{Fixture, Mode, Options};

@@ -1,6 +1,6 @@
 //! Volume limits: the stdio line cap (default 1 MiB, and configured through
 //! `MOAT_HTTP__MAX_REQUEST_BYTES`) with resync, and the sandbox caps on file
-//! bytes, lines read and directory entries (seed §7).
+//! bytes, lines read and directory entries.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
@@ -59,8 +59,7 @@ fn an_oversized_line_is_a_parse_error_and_the_stream_resyncs() {
 }
 
 #[test]
-fn seed_quirk_18_the_line_cap_follows_max_request_bytes() {
-    // See: seed quirk 18
+fn the_line_cap_follows_max_request_bytes() {
     let fx = Fixture::new();
     let o = Options::new(Mode::InProcess).env("MOAT_HTTP__MAX_REQUEST_BYTES", "2048");
     let mut m = Moat::connect(&fx.root, &o, Era::Modern);

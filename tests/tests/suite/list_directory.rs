@@ -1,6 +1,6 @@
 //! `list_directory`: order (directories first, case-insensitive), hidden
 //! names, record shape, `walked_by_search`, and the not-a-directory and
-//! missing cases (seed §2.2).
+//! missing cases.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::json;

@@ -1,8 +1,8 @@
 //! Logs on stderr, judged on what the process writes: one JSON object per
-//! line, the seed's event names, and no credential ever, whether it arrives
-//! in a request (an `Origin` or `Host` header, a method name, a client label,
+//! line, stable event names, and no credential ever, whether it arrives in
+//! a request (an `Origin` or `Host` header, a method name, a client label,
 //! a bad configuration value) or is the server's own bearer token; tool
-//! argument values are never logged (seed-facts §13; DESIGN §5 "Logs").
+//! argument values are never logged.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -12,7 +12,7 @@ use std::time::Duration;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, moat_bin};
 use serde_json::{Value, json};
 
-use super::util::{call_line, eventually, seed_aws_key, seed_fixture, seed_github_token};
+use super::util::{call_line, content_fixture, eventually, example_aws_key, example_github_token};
 
 /// Every stderr line parsed as JSON (panics on a line that is not).
 #[track_caller]
@@ -118,7 +118,7 @@ fn a_token_in_a_rejected_origin_or_host_header_is_logged_redacted() {
     );
     assert_eq!(rejected[0]["level"], "WARN");
 
-    let aws = seed_aws_key();
+    let aws = example_aws_key();
     let host = format!("{aws}.evil.example");
     assert_eq!(post(&addr, &[("Host", &host)], &discover_body()), 403);
     let rejected = wait_for(&m, "http.host_rejected");
@@ -181,8 +181,8 @@ fn the_configured_bearer_token_never_reaches_stderr_even_at_debug_level() {
 
 #[test]
 fn a_token_sent_as_a_method_name_or_client_label_is_logged_redacted() {
-    let fx = seed_fixture();
-    let token = seed_github_token();
+    let fx = content_fixture();
+    let token = example_github_token();
     let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
     // An unknown method: rpc.error logs the method and the message.
     let r = m.request(&token, json!({}));
@@ -221,7 +221,7 @@ fn a_token_sent_as_a_method_name_or_client_label_is_logged_redacted() {
 
 #[test]
 fn tool_argument_values_are_never_logged_only_their_names_when_asked() {
-    let fx = seed_fixture();
+    let fx = content_fixture();
     let marker = "argument-value-marker-5e1d";
     for names in [false, true] {
         let opts = Options::new(Mode::Confined).env(
@@ -261,7 +261,7 @@ fn tool_argument_values_are_never_logged_only_their_names_when_asked() {
 #[test]
 fn a_bad_configuration_value_is_reported_redacted() {
     let fx = Fixture::new();
-    let token = seed_github_token();
+    let token = example_github_token();
     let bearer = "moat-bearer-in-a-broken-config-41c7";
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("moat.toml");

@@ -1,4 +1,4 @@
-// One file per control (see STYLE.md §4).
+// One file per control.
 mod availability; // hostile load: non-reading clients, stalled bodies, busy slots, blank-line floods, unexaminable files
 mod cli; // doctor, tools, call, --version/--help, exit codes 0/1/2; JSON or plain logs, level, argument names only
 mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)
@@ -20,11 +20,11 @@ mod logs; // stderr: JSON lines, credentials in headers/methods/config redacted,
 mod output_schema; // results validate against their outputSchema; redaction on every result
 mod overview; // project_overview: languages, manifests, tests, version control, file cap
 mod read_file; // whole files, ranges, numbering, empty files, line rule, binary
-mod redaction; // every rule over every tool and both halves, names, refusals, placeholders, seed cases
+mod redaction; // every rule over every tool and both halves, names, refusals, placeholders, settings.py
 mod redaction_shapes; // common credential shapes and multi-line forms, read whole through read_file
 mod redaction_sources; // decided on whole raw sources: multi-line context outside an excerpt, line numbers, no search oracle, names in fences, non-UTF-8 names
 mod scanning; // INJ01-INJ10 end to end: line, excerpt, weights, noisy-OR, redacted excerpts
-mod search; // search_code: seed cases, order, .gitignore, special files, escapes, limits
+mod search; // search_code: matches and filters, order, .gitignore, special files, escapes, limits
 mod special_files; // FIFOs, sockets, devices refused without blocking; counted in listings
 mod stdout; // stdout carries only JSON-RPC lines; framing, pipelining, notifications
 mod supervision; // crashed or hung workers: tool error, respawn, deadline, no zombies

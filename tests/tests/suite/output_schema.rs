@@ -1,6 +1,5 @@
-//! Results validate against their own published `outputSchema` (the seed's
-//! did not, its quirk 8), and every result, refusals included, reports
-//! `redaction` (the seed's refusals did not, its quirk 10).
+//! Results validate against their own published `outputSchema`, and every
+//! result, refusals included, reports `redaction`.
 //!
 //! The checker is written here, independently of the broker's validator:
 //! `type`, `required`, `properties`, `additionalProperties: false`, `items`,
@@ -145,8 +144,7 @@ fn fixture() -> Fixture {
 }
 
 #[test]
-fn seed_quirk_8_real_results_validate_against_their_output_schema() {
-    // See: seed quirk 8
+fn real_results_validate_against_their_output_schema() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for era in Era::BOTH {
@@ -180,8 +178,7 @@ fn seed_quirk_8_real_results_validate_against_their_output_schema() {
 }
 
 #[test]
-fn seed_quirk_10_every_result_reports_redaction_refusals_included() {
-    // See: seed quirk 10
+fn every_result_reports_redaction_refusals_included() {
     let fx = fixture();
     for mode in Mode::BOTH {
         let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);

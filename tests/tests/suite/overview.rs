@@ -1,6 +1,5 @@
-//! `project_overview` through the real binary: the seed's cases
-//! (test_tools.py, test_resource_bounds.py) and the go.mod single-line
-//! `require` it missed (its quirk 14).
+//! `project_overview` through the real binary: languages, manifests, tests,
+//! version control, the file cap, and go.mod's single-line `require`.
 
 use moat_tests::{Fixture, Mode, have_git, text};
 use serde_json::json;
@@ -17,7 +16,7 @@ fn language<'a>(ov: &'a serde_json::Value, name: &str) -> Option<&'a serde_json:
 
 #[test]
 fn python_files_are_counted_in_both_modes() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
         let ov = ok(&mut m, "project_overview", json!({}));
@@ -32,7 +31,7 @@ fn python_files_are_counted_in_both_modes() {
 
 #[test]
 fn pyproject_declares_name_version_and_dependencies() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let ov = ok(&mut m, "project_overview", json!({}));
     let pyproject = ov["manifests"]
@@ -50,7 +49,7 @@ fn pyproject_declares_name_version_and_dependencies() {
 
 #[test]
 fn a_malformed_package_json_is_a_parse_error_not_a_failure() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.file("package.json", "{\"name\": \"demo\",,}");
     let mut m = start(&fx.root, Mode::Confined);
     let ov = ok(&mut m, "project_overview", json!({}));
@@ -103,7 +102,7 @@ fn a_malformed_package_json_is_a_parse_error_not_a_failure() {
 
 #[test]
 fn test_files_are_counted_and_node_modules_is_skipped() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let ov = ok(&mut m, "project_overview", json!({}));
     assert!(ov["test_files"].as_u64().unwrap() >= 1, "{ov}");
@@ -121,11 +120,11 @@ fn version_control_is_none_then_git() {
         eprintln!("skipped: no git");
         return;
     }
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let ov = ok(&mut m, "project_overview", json!({}));
     assert_eq!(ov["version_control"], "none", "{ov}");
-    fx.seed_git();
+    fx.demo_git();
     let r = ok_result(&mut m, "project_overview", json!({}));
     assert_eq!(r["structuredContent"]["version_control"], "git");
     assert!(
@@ -142,7 +141,7 @@ fn version_control_is_none_then_git() {
 
 #[test]
 fn the_summary_names_languages_and_manifests() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let r = ok_result(&mut m, "project_overview", json!({}));
     let s = text(&r, 0);
@@ -204,7 +203,7 @@ fn the_file_cap_bounds_the_survey() {
 
 #[test]
 fn a_file_or_missing_path_is_refused() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let (code, _) = refused(&mut m, "project_overview", json!({"path": "README.md"}));
     assert_eq!(code, "not_a_directory");

@@ -1,7 +1,7 @@
 //! `read_file`: whole files and ranges, the numbering format, range errors,
 //! empty files, the line rule for CRLF and lone CR, binary files, directories
-//! and missing files (seed §2.1 with our fixes; the line rule is documented
-//! in `worker/src/tools/read_file.rs`).
+//! and missing files (the line rule is documented in
+//! `worker/src/tools/read_file.rs`).
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
@@ -147,8 +147,7 @@ fn impossible_ranges_are_unsupported() {
 }
 
 #[test]
-fn seed_quirk_7_an_empty_file_reads_fine() {
-    // See: seed quirk 7
+fn an_empty_file_reads_fine() {
     let fx = fixture();
     for mode in Mode::BOTH {
         for era in Era::BOTH {

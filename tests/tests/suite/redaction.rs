@@ -2,8 +2,7 @@
 //! shape never appears anywhere in the serialised response of any tool that
 //! can carry it (file text, file names, symbol signatures, commit subjects
 //! and authors, diffs, refusals), and `structuredContent.redaction` names the
-//! rule. Placeholders, variable names and hosts survive (seed-facts §4, §1.7;
-//! seed TestSecretsDoNotLeave).
+//! rule. Placeholders, variable names and hosts survive.
 //!
 //! Every credential here is built by concatenation, so secret scanners
 //! reading this repository stay quiet; none of them is real.
@@ -11,7 +10,9 @@
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
-use super::util::{call_line, git, have_git, seed_aws_key, seed_fixture, seed_github_token};
+use super::util::{
+    call_line, content_fixture, example_aws_key, example_github_token, git, have_git,
+};
 
 /// One credential per rule: the rule, the text it is planted as (one line,
 /// no double quotes, except the private-key block), and the part that must
@@ -320,7 +321,7 @@ fn a_file_named_like_a_token_is_redacted_in_listings_and_search_headers() {
     assert_named(&r, "github-token", "search_code");
 }
 
-// Seed quirk 10, fixed: refusals are redacted and carry a report too.
+// Refusals are redacted and carry a report too.
 #[test]
 fn a_refusal_echoing_a_token_in_its_path_is_redacted() {
     let fx = Fixture::new();
@@ -354,7 +355,6 @@ fn a_refusal_echoing_a_token_in_its_path_is_redacted() {
     }
 }
 
-// Seed: test_security_controls "count 2 with 2 rules", end to end.
 #[test]
 fn an_aws_key_and_a_github_token_count_two_under_both_names() {
     let fx = Fixture::new();
@@ -362,14 +362,14 @@ fn an_aws_key_and_a_github_token_count_two_under_both_names() {
         "pair.py",
         format!(
             "KEY_ID = '{}'\nGH = '{}'\n",
-            seed_aws_key(),
-            seed_github_token()
+            example_aws_key(),
+            example_github_token()
         ),
     );
     let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
     let (line, r) = call_line(&mut m, "read_file", json!({"path": "pair.py"}));
-    assert_absent(&line, &seed_aws_key(), "read_file");
-    assert_absent(&line, &seed_github_token(), "read_file");
+    assert_absent(&line, &example_aws_key(), "read_file");
+    assert_absent(&line, &example_github_token(), "read_file");
     assert_eq!(
         redaction(&r),
         (
@@ -386,8 +386,8 @@ fn an_aws_key_and_a_github_token_count_two_under_both_names() {
     assert!(line.contains("GH = '[redacted:github-token]'"), "{line}");
 }
 
-// Seed: "password = changeme, secret = xxxxxxxxxxxx and token = your-api-key
-// are not redacted; API_KEY = REPLACE_ME is left alone".
+// Placeholders (`changeme`, `xxxxxxxxxxxx`, `your-api-key`, `REPLACE_ME`,
+// `********`) are not credentials: nothing is redacted or reported.
 #[test]
 fn placeholders_survive_and_nothing_is_reported() {
     let fx = Fixture::new();
@@ -410,7 +410,7 @@ fn placeholders_survive_and_nothing_is_reported() {
 
 #[test]
 fn variable_names_schemes_and_hosts_survive() {
-    let fx = seed_fixture();
+    let fx = content_fixture();
     let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
     let (line, _) = call_line(&mut m, "read_file", json!({"path": "src/demo/settings.py"}));
     for kept in [
@@ -422,13 +422,13 @@ fn variable_names_schemes_and_hosts_survive() {
     }
 }
 
-/// The seed's TestSecretsDoNotLeave, over the whole serialised response of
-/// read_file and search_code on the seed fixture.
+/// No credential of the demo project's `settings.py` leaves, anywhere in the
+/// serialised response of read_file and search_code.
 mod secrets_do_not_leave {
     use super::*;
 
     fn server() -> (Fixture, Moat) {
-        let fx = seed_fixture();
+        let fx = content_fixture();
         let m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
         (fx, m)
     }
@@ -441,7 +441,11 @@ mod secrets_do_not_leave {
     fn read_file_never_carries_the_aws_key_the_github_token_or_the_password() {
         let (_fx, mut m) = server();
         let (line, _) = read_settings(&mut m);
-        for secret in [seed_aws_key(), seed_github_token(), "hunter2".to_owned()] {
+        for secret in [
+            example_aws_key(),
+            example_github_token(),
+            "hunter2".to_owned(),
+        ] {
             assert_absent(&line, &secret, "read_file settings.py");
         }
     }
@@ -475,7 +479,7 @@ mod secrets_do_not_leave {
             .map(|m| m["path"].as_str().unwrap())
             .collect();
         assert_eq!(paths, ["src/demo/settings.py"], "{line}");
-        assert_absent(&line, &seed_aws_key(), "search_code");
+        assert_absent(&line, &example_aws_key(), "search_code");
     }
 
     #[test]
@@ -526,7 +530,11 @@ mod secrets_do_not_leave {
             r["structuredContent"]["match_count"].as_u64().unwrap() >= 1,
             "{line}"
         );
-        for secret in [seed_aws_key(), seed_github_token(), "hunter2".to_owned()] {
+        for secret in [
+            example_aws_key(),
+            example_github_token(),
+            "hunter2".to_owned(),
+        ] {
             assert_absent(&line, &secret, "search TOKEN");
         }
     }

@@ -1,14 +1,14 @@
 //! Injection scoring, judged on the wire: each of INJ01–INJ10 is reported
 //! with its line and an excerpt when it reaches a client through a tool, the
 //! risk follows the noisy-OR of the weights, plain code scores nothing, and a
-//! credential inside a matched excerpt is redacted (seed-facts §5).
+//! credential inside a matched excerpt is redacted.
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options};
 use serde_json::{Value, json};
 
 use super::util::{call_line, git, have_git};
 
-/// The seed's sample sentence for each signal, and its weight.
+/// A sample sentence for each signal, and its weight.
 const SAMPLES: [(&str, &str, f64); 10] = [
     (
         "INJ01",
@@ -42,7 +42,7 @@ fn assessment(result: &Value) -> &Value {
     &result["structuredContent"]["content_assessment"]
 }
 
-/// The level the seed gives a risk.
+/// The level a risk is reported at.
 fn level_for(risk: f64, evidence: bool) -> &'static str {
     if risk >= 0.7 {
         "high"
@@ -59,8 +59,8 @@ fn level_for(risk: f64, evidence: bool) -> &'static str {
 fn each_signal_is_reported_with_its_line_and_excerpt_through_read_file() {
     let fx = Fixture::new();
     // No blank line before the sample: the line-anchored signals (INJ05,
-    // INJ06) start at the first of the blank lines before them, as the
-    // seed's `^\s*` did (see `scan.rs`).
+    // INJ06) start at the first of the blank lines before them, as a
+    // leading `^\s*` does (see `scan.rs`).
     for (i, (_, sample, _)) in SAMPLES.iter().enumerate() {
         fx.file(
             &format!("s{i}.md"),
@@ -145,7 +145,6 @@ fn plain_code_scores_nothing() {
     );
 }
 
-// Seed: test_security_controls "a scanner excerpt cannot leak".
 #[test]
 fn a_credential_inside_a_matched_excerpt_is_redacted() {
     let fx = Fixture::new();

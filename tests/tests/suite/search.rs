@@ -1,7 +1,7 @@
 //! `search_code` through the real binary, mostly in confined mode (the point
-//! is that it works inside the sandbox): the seed's cases (test_tools.py,
-//! test_sandbox_escape.py, test_resource_bounds.py) and ours (deterministic
-//! order, `.gitignore`, special files, symlinked and hard-linked escapes).
+//! is that it works inside the sandbox): matches, filters, escapes and
+//! resource bounds, deterministic order, `.gitignore`, special files, and
+//! symlinked and hard-linked escapes.
 
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ const SECRET: &str = "OUTSIDE-SECRET-7d1f";
 
 #[test]
 fn literal_match_at_core_line_6_in_both_modes() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
         let r = ok_result(&mut m, "search_code", json!({"pattern": "class Engine"}));
@@ -43,7 +43,7 @@ fn literal_match_at_core_line_6_in_both_modes() {
 
 #[test]
 fn metacharacters_are_literal_unless_regex() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(
         &mut m,
@@ -75,7 +75,7 @@ fn metacharacters_are_literal_unless_regex() {
 
 #[test]
 fn regex_with_a_glob() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(
         &mut m,
@@ -105,7 +105,7 @@ fn regex_with_a_glob() {
 
 #[test]
 fn invalid_regex_is_bad_pattern_with_a_remedy() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     for p in ["Engine.(", "(unclosed", "[z-a]", "a{2,1}"] {
         let (code, r) = refused(&mut m, "search_code", json!({"pattern": p, "regex": true}));
@@ -119,7 +119,7 @@ fn invalid_regex_is_bad_pattern_with_a_remedy() {
 
 #[test]
 fn over_long_patterns_are_refused_by_the_schema() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     // A tool error the model can correct (SEP-1303), and -32602 for a
     // 2025-06-18 client.
     for (mut m, tool_error) in [
@@ -143,7 +143,7 @@ fn over_long_patterns_are_refused_by_the_schema() {
 
 #[test]
 fn case_insensitive_unless_asked() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(&mut m, "search_code", json!({"pattern": "CLASS ENGINE"}));
     assert_eq!(sc["match_count"], 1, "{sc}");
@@ -163,7 +163,7 @@ fn case_insensitive_unless_asked() {
 
 #[test]
 fn a_glob_restricts_the_files() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let all = ok(&mut m, "search_code", json!({"pattern": "widget"}));
     let paths = match_paths(&all);
@@ -202,7 +202,7 @@ fn a_glob_restricts_the_files() {
 
 #[test]
 fn context_lines_surround_the_match() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let r = ok_result(
         &mut m,
@@ -235,7 +235,7 @@ fn context_lines_surround_the_match() {
 
 #[test]
 fn generated_trees_are_skipped() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.file("target/debug/build.rs", "leftpad\n");
     fx.file("src/__pycache__/core.pyc.txt", "leftpad\n");
     let mut m = start(&fx.root, Mode::Confined);
@@ -252,7 +252,7 @@ fn generated_trees_are_skipped() {
 
 #[test]
 fn denied_files_are_never_searched() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     // (Whether the key itself is redacted is the redaction suite's
     // business; here: which files are searched. The key's name, not the key:
@@ -296,7 +296,7 @@ fn denied_files_are_never_searched() {
 
 #[test]
 fn a_binary_file_is_counted_as_skipped() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let r = ok_result(&mut m, "search_code", json!({"pattern": "Engine"}));
     let sc = &r["structuredContent"];
@@ -324,7 +324,7 @@ fn a_binary_file_is_counted_as_skipped() {
 
 #[test]
 fn max_results_three_gives_three_and_truncated() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let r = ok_result(
         &mut m,
@@ -391,7 +391,7 @@ fn the_first_matches_are_kept_when_truncating() {
 
 #[test]
 fn a_single_file_target_is_searched_alone() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(
         &mut m,
@@ -413,7 +413,7 @@ fn a_single_file_target_is_searched_alone() {
 
 #[test]
 fn a_missing_path_is_not_found_and_dotdot_is_outside() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
         let (code, r) = refused(
@@ -492,7 +492,7 @@ fn results_are_identical_in_order_across_twenty_runs() {
 
 #[test]
 fn gitignored_files_are_skipped_unless_asked() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.file(".gitignore", "generated/\n*.log\n!keep.log\n");
     fx.file("generated/out.py", "needle_gi = 1\n");
     fx.file("run.log", "needle_gi in a log\n");
@@ -526,7 +526,7 @@ fn gitignored_files_are_skipped_unless_asked() {
 
 #[test]
 fn an_ignore_file_cannot_unhide_denied_or_skipped_trees() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.file(".gitignore", "!.env\n!node_modules/\n");
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(
@@ -539,7 +539,7 @@ fn an_ignore_file_cannot_unhide_denied_or_skipped_trees() {
 
 #[test]
 fn a_fifo_and_a_socket_do_not_stall_a_search() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.fifo("src/demo/pipe.py");
     let _sock = fx.socket("src/demo/sock.py");
     fx.fifo("zz-pipe.txt");
@@ -564,7 +564,7 @@ fn a_fifo_and_a_socket_do_not_stall_a_search() {
 
 #[test]
 fn a_symlinked_directory_is_not_descended() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     std::fs::write(fx.outside.join("db.txt"), "DATABASE_PASSWORD = hunter2\n").unwrap();
     fx.symlink("linked-out", &fx.outside);
     fx.symlink("linked-src", fx.root.join("src"));
@@ -603,7 +603,7 @@ fn a_symlinked_directory_is_not_descended() {
 
 #[test]
 fn a_hard_link_to_an_outside_secret_is_never_searched() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.hardlink("src/demo/notes.txt", &fx.outside.join("secret.txt"));
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
@@ -709,7 +709,7 @@ fn overlong_and_oddly_encoded_lines_are_handled() {
 
 #[test]
 fn the_search_result_schema_is_stable() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(&mut m, "search_code", json!({"pattern": "Engine"}));
     let mut keys: Vec<&str> = sc.as_object().unwrap().keys().map(String::as_str).collect();

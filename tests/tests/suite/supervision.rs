@@ -1,7 +1,7 @@
 //! Supervision (confined mode): a worker that dies mid-request is reaped and
 //! replaced and the request gets a tool error; a worker past its deadline is
 //! killed, the request answered `timed_out` within 100 ms of the deadline;
-//! no zombies; on end of input every worker is gone (DESIGN §3).
+//! no zombies; on end of input every worker is gone.
 
 use std::time::{Duration, Instant};
 

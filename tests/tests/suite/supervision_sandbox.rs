@@ -241,7 +241,7 @@ fn when_seccomp_cannot_be_installed_the_worker_exits_78() {
     );
 }
 
-/// DESIGN §3 "Kernel support policy": with the mode left to moat, a kernel
+/// The kernel support policy: with the mode left to moat, a kernel
 /// without Landlock gets the in-process fallback, loudly, and production
 /// refuses it unless explicitly allowed.
 #[test]

@@ -1,6 +1,6 @@
-//! `find_symbol` through the real binary: the seed's cases (test_tools.py)
-//! with our changes: TypeScript is parsed, a file path searches that file and
-//! a missing directory is `not_found` (the seed's quirk 17).
+//! `find_symbol` through the real binary: parsed and pattern definitions,
+//! kinds and paths; TypeScript is parsed, a file path searches that file and
+//! a missing directory is `not_found`, as in `search_code`.
 
 use moat_tests::{Fixture, Mode, text};
 use serde_json::json;
@@ -9,7 +9,7 @@ use super::tools_util::{defs, fenced, ok, ok_result, refused, schema_refused, st
 
 #[test]
 fn a_class_is_parsed_at_line_6_in_both_modes() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
         let r = ok_result(&mut m, "find_symbol", json!({"symbol": "Engine"}));
@@ -35,7 +35,7 @@ fn a_class_is_parsed_at_line_6_in_both_modes() {
 
 #[test]
 fn a_method_is_qualified_and_a_function_is_not() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let fs = ok(&mut m, "find_symbol", json!({"symbol": "start"}));
     let d = defs(&fs);
@@ -68,7 +68,7 @@ fn a_method_is_qualified_and_a_function_is_not() {
 
 #[test]
 fn an_async_signature_says_async() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let fs = ok(&mut m, "find_symbol", json!({"symbol": "stop"}));
     let d = &fs["definitions"][0];
@@ -79,7 +79,7 @@ fn an_async_signature_says_async() {
 
 #[test]
 fn a_module_variable_is_found() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let fs = ok(&mut m, "find_symbol", json!({"symbol": "TIMEOUT"}));
     let d = &fs["definitions"][0];
@@ -91,7 +91,7 @@ fn a_module_variable_is_found() {
 
 #[test]
 fn the_kind_filter_applies() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let fs = ok(
         &mut m,
@@ -123,7 +123,7 @@ fn the_kind_filter_applies() {
 
 #[test]
 fn typescript_is_parsed() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let fs = ok(&mut m, "find_symbol", json!({"symbol": "Widget"}));
     let d = &fs["definitions"][0];
@@ -149,7 +149,7 @@ fn typescript_is_parsed() {
 
 #[test]
 fn parsed_definitions_are_ranked_first() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     // Pattern-matched definitions of the same name, in paths that sort
     // before `src/`.
     fx.file("a_first/engine.rb", "class Engine\nend\n");
@@ -174,7 +174,7 @@ fn parsed_definitions_are_ranked_first() {
 
 #[test]
 fn an_unparseable_python_file_falls_back_to_patterns() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let r = ok_result(&mut m, "find_symbol", json!({"symbol": "unfinished"}));
     let fs = &r["structuredContent"];
@@ -196,7 +196,7 @@ fn an_unparseable_python_file_falls_back_to_patterns() {
 
 #[test]
 fn inexact_finds_more_and_the_counts_add_up() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);
     let exact = ok(&mut m, "find_symbol", json!({"symbol": "engine"}));
     assert_eq!(exact["definition_count"], 0, "{exact}");
@@ -224,7 +224,7 @@ fn inexact_finds_more_and_the_counts_add_up() {
 
 #[test]
 fn a_file_path_searches_that_file_and_a_missing_directory_is_not_found() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.file("other/core.py", "class Engine:\n    pass\n");
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
@@ -264,7 +264,7 @@ fn a_file_path_searches_that_file_and_a_missing_directory_is_not_found() {
 
 #[test]
 fn denied_and_skipped_files_hold_no_definitions() {
-    let fx = Fixture::seed_project();
+    let fx = Fixture::demo_project();
     fx.file("node_modules/pkg/engine.py", "class Engine:\n    pass\n");
     fx.file(".ssh/engine.py", "class Engine:\n    pass\n");
     fx.file("secrets/.env.py", "class Engine:\n    pass\n");

@@ -1,7 +1,7 @@
 //! Symbolic links: escaping links, in-workspace links (refused by default,
 //! followed on request), links in intermediate components, links created
-//! late, listings that never follow, loops, and the swap race that the seed
-//! left open (seed §3.2 step 6, §3.6, §16).
+//! late, listings that never follow, loops, and swapping a link between a
+//! check and the open.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -108,8 +108,7 @@ fn in_workspace_links_resolve_when_following_is_on() {
 }
 
 #[test]
-fn seed_quirk_12_a_symlinked_intermediate_directory_is_refused() {
-    // See: seed quirk 12
+fn a_symlinked_intermediate_directory_is_refused() {
     let fx = fixture();
     fx.dir("real/sub");
     fx.file("real/sub/f.txt", "deep\n");

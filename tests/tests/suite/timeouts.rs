@@ -1,4 +1,4 @@
-//! ReDoS and deadlines: the seed's ten "catastrophic" patterns are accepted
+//! ReDoS and deadlines: ten nested-quantifier patterns are accepted
 //! and answered fast (the Rust engine is linear-time), compile-size limits
 //! refuse what would exhaust memory, the per-request deadline cuts a long
 //! walk short, and the file cap stops a walk early.
@@ -13,9 +13,9 @@ use serde_json::json;
 
 use super::tools_util::{ok, refused, start, start_with, timed, tree};
 
-/// The seed's corpus of shapes its guard refused (tests/unit/test_redos.py),
-/// and whether each matches 50,000 `a`s followed by `!`.
-const SEED_CATASTROPHIC: [(&str, bool); 10] = [
+/// Nested-quantifier shapes that backtracking engines take exponential time
+/// on, and whether each matches 50,000 `a`s followed by `!`.
+const NESTED_QUANTIFIER_SHAPES: [(&str, bool); 10] = [
     (r"(a+)+b", false),
     (r"(a*)*c", false),
     (r"([a-z]+)*x", false),
@@ -29,7 +29,7 @@ const SEED_CATASTROPHIC: [(&str, bool); 10] = [
 ];
 
 #[test]
-fn the_seeds_catastrophic_patterns_are_accepted_and_fast() {
+fn nested_quantifier_patterns_are_accepted_and_fast() {
     let fx = Fixture::new();
     fx.file("a.txt", format!("{}!\n", "a".repeat(50_000)));
     // A few more lines, to be sure nothing is per-file only.
@@ -37,7 +37,7 @@ fn the_seeds_catastrophic_patterns_are_accepted_and_fast() {
     for mode in Mode::BOTH {
         let mut m = start(&fx.root, mode);
         let started = Instant::now();
-        for (p, matches) in SEED_CATASTROPHIC {
+        for (p, matches) in NESTED_QUANTIFIER_SHAPES {
             for case_sensitive in [false, true] {
                 let (r, took) = timed(
                     &mut m,

@@ -4,7 +4,7 @@
 //! something beneath the workspace root that is not denied, or refuses with a
 //! typed [`WireError`]. It walks the path one component at a time against the
 //! real filesystem (`lstat` relative to the root), so a symbolic link anywhere
-//! in the path is seen, not just in the last component (the seed's quirk 12):
+//! in the path is seen, not just in the last component:
 //!
 //! * following off (the default): a link whose target leaves the root is
 //!   `outside_workspace`; any other link is `denied_path`;

@@ -5,7 +5,7 @@
 //! case-insensitive and examines **every** component of a workspace-relative
 //! path, so a denied name is denied at any depth, and a denied directory denies
 //! its whole subtree. Multi-segment entries (`.config/gcloud`) match at any
-//! depth too (the seed matched them only at the root, its quirk 11).
+//! depth too: a nested home directory or vendored tree holds the same files.
 //!
 //! The denylist is checked *after* containment, on the resolved path, so
 //! `docs/../.env` is the same request as `.env`.
@@ -431,7 +431,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_refusals() {
+    fn common_credential_files_are_denied() {
         let list = Denylist::new(&[]);
         for p in [
             ".env",
@@ -519,7 +519,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_allowed() {
+    fn ordinary_files_with_similar_names_are_allowed() {
         let list = Denylist::new(&[]);
         for p in [
             "src/main.py",
@@ -536,7 +536,6 @@ mod tests {
 
     #[test]
     fn multi_segment_directories_match_at_any_depth() {
-        // See: seed quirk 11 (matched only at the workspace root).
         let list = Denylist::new(&[]);
         assert!(denied(&list, ".config/gcloud/creds.json"));
         assert!(denied(&list, "home/user/.config/gcloud/creds.json"));

@@ -2,7 +2,7 @@
 //! descend. They are *skipped*, not denied: reading a file inside one by its
 //! path is allowed.
 
-/// The seed's 25 names, matched exactly (case-sensitive) against a directory's
+/// 25 names, matched exactly (case-sensitive) against a directory's
 /// base name.
 pub const SKIPPED_DIRECTORIES: &[&str] = &[
     ".git",

@@ -4,8 +4,8 @@
 //! On Linux every open is `openat2(root_fd, rel, .., RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: the kernel refuses any
 //! symbolic link in any component and any escape from the root, atomically,
-//! so there is no window between a check and the open (the seed's residual
-//! T2). A file is first opened `O_PATH` (which has no side effects, even on a
+//! so there is no window between a check and the open (a link swapped in
+//! between them, SECURITY.md T2). A file is first opened `O_PATH` (which has no side effects, even on a
 //! device) and its *descriptor* is `fstat`ed: directories, FIFOs, sockets and
 //! devices are refused there without ever being opened for reading, and so is
 //! a regular file with more than one hard link (which may be the other name of

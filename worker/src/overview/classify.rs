@@ -1,6 +1,6 @@
 //! What `project_overview` counts as a test file and as an entry point.
 //!
-//! Both are the seed's rules, by name only (nothing is read):
+//! Both are decided by name only (nothing is read):
 //! - a **test file** has a parent directory named one of
 //!   [`TEST_DIRECTORIES`], or a name starting `test_`, or a stem (the name
 //!   without its last suffix) ending `_test`, `.test` or `.spec`;
@@ -62,8 +62,8 @@ pub fn is_entry_point(file_name: &str) -> bool {
     ENTRY_POINTS.contains(&file_name)
 }
 
-/// The name without its last suffix, as Python's `PurePath.stem`: a leading
-/// dot does not start a suffix (`.test` is all stem), nor does a trailing one.
+/// The name without its last suffix: a leading dot does not start a suffix
+/// (`.test` is all stem), nor does a trailing one.
 fn stem(name: &str) -> &str {
     match name.rfind('.') {
         Some(dot) if dot > 0 && dot + 1 < name.len() => &name[..dot],
@@ -135,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    fn entry_points_are_the_seed_list_compared_exactly() {
+    fn entry_points_are_the_thirteen_names_compared_exactly() {
         assert_eq!(ENTRY_POINTS.len(), 13);
         for name in ENTRY_POINTS {
             assert!(is_entry_point(name), "{name}");

@@ -1,6 +1,6 @@
 //! What a dependency manifest declares, for `project_overview`.
 //!
-//! Shallow on purpose, as in the seed: a project's name, version and the
+//! Shallow on purpose: a project's name, version and the
 //! *names* of its direct dependencies, never a resolved graph (that would
 //! need the network). Four manifests are understood:
 //!
@@ -19,17 +19,17 @@
 //! file content beyond the parser's own words. Nothing here panics: the
 //! TOML and JSON parsers bound their nesting depth.
 //!
-//! `go.mod` is read by hand. Unlike the seed (its quirk 14), a single-line
-//! `require path v1.2.3` counts, as does every line of a `require ( ... )`
-//! block; `// indirect` requirements are kept (they are real requirements
-//! of the build); lines of `replace`, `exclude`, `retract`, `tool` and
-//! `godebug` blocks are not dependencies.
+//! `go.mod` is read by hand. A single-line `require path v1.2.3` counts too,
+//! as does every line of a `require ( ... )` block; `// indirect`
+//! requirements are kept (they are real requirements of the build); lines of
+//! `replace`, `exclude`, `retract`, `tool` and `godebug` blocks are not
+//! dependencies.
 
 use moat_protocol::response::Declares;
 use toml::{Table, Value};
 
 /// The manifests the overview looks for, directly in the surveyed
-/// directory, in this order (the seed's 16).
+/// directory, in this order (16 names).
 pub const MANIFESTS: &[&str] = &[
     "pyproject.toml",
     "setup.py",
@@ -282,7 +282,7 @@ mod tests {
     }
 
     #[test]
-    fn the_manifest_list_is_the_seeds() {
+    fn the_manifest_list_has_sixteen_names_four_understood() {
         assert_eq!(MANIFESTS.len(), 16);
         assert_eq!(MANIFESTS[0], "pyproject.toml");
         assert_eq!(MANIFESTS[15], "docker-compose.yaml");
@@ -295,7 +295,6 @@ mod tests {
         }
     }
 
-    // Seed: TestManifestSummaries::test_pyproject
     #[test]
     fn pyproject() {
         let text = "[project]\nname = \"x\"\nversion = \"1\"\nrequires-python = \">=3.12\"\ndependencies = [\"httpx>=0.28\", \"structlog\", \"uvicorn[standard]>=0.40\"]\n";
@@ -310,7 +309,7 @@ mod tests {
         );
     }
 
-    // Seed: the fixture workspace's pyproject (integration test).
+    // The demo project's pyproject, as the integration tests see it.
     #[test]
     fn the_fixture_pyproject_declares_demo_1_2_3() {
         let text = "[project]\nname = \"demo\"\nversion = \"1.2.3\"\nrequires-python = \">=3.12\"\ndependencies = [\"httpx>=0.28\", \"structlog\"]\n";
@@ -341,7 +340,6 @@ mod tests {
         assert_eq!(name, None);
     }
 
-    // Seed: test_a_malformed_pyproject_reports_the_error
     #[test]
     fn a_malformed_pyproject_reports_the_error() {
         let message = parse_error_of(declares("pyproject.toml", "[project\n"));
@@ -373,7 +371,6 @@ mod tests {
         assert_eq!((name, dependencies), (None, vec![]));
     }
 
-    // Seed: test_package_json
     #[test]
     fn package_json() {
         let text = r#"{"name": "web", "version": "2.0.0", "dependencies": {"react": "^19", "next": "^15"}, "scripts": {"build": "next build", "dev": "next dev"}}"#;
@@ -388,8 +385,6 @@ mod tests {
         );
     }
 
-    // Seed: test_a_malformed_package_json_reports_the_error, and the
-    // integration test's `{not json`.
     #[test]
     fn a_malformed_package_json_reports_the_error() {
         assert_eq!(
@@ -399,7 +394,6 @@ mod tests {
         assert!(!parse_error_of(declares("package.json", "{not json")).is_empty());
     }
 
-    // Seed: test_a_package_json_that_is_not_an_object
     #[test]
     fn a_package_json_that_is_not_an_object() {
         assert_eq!(
@@ -422,7 +416,6 @@ mod tests {
         );
     }
 
-    // Seed: test_cargo
     #[test]
     fn cargo() {
         let text = "[package]\nname = \"crate\"\nversion = \"0.1.0\"\n\n[dependencies]\nserde = \"1\"\ntokio = \"1\"\n";
@@ -449,7 +442,6 @@ mod tests {
         );
     }
 
-    // Seed: test_a_malformed_cargo_reports_the_error
     #[test]
     fn a_malformed_cargo_reports_the_error() {
         let message = parse_error_of(declares("Cargo.toml", "[package\n"));
@@ -459,7 +451,6 @@ mod tests {
         );
     }
 
-    // Seed: test_go_mod
     #[test]
     fn go_mod() {
         let text = "module example.com/thing\n\ngo 1.23\n\nrequire (\n\tgithub.com/pkg/errors v0.9.1\n\tgolang.org/x/sync v0.8.0\n)\n";
@@ -473,7 +464,7 @@ mod tests {
         );
     }
 
-    // Quirk 14, fixed: single-line requires count; indirect ones are kept;
+    // Single-line requires count; indirect ones are kept;
     // replace/exclude/retract lines are not requirements.
     #[test]
     fn go_mod_single_line_requires_and_other_blocks() {

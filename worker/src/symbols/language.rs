@@ -1,8 +1,8 @@
 //! Which language a file is in, decided by its suffix alone.
 //!
-//! The table is the seed's (23 suffixes, compared lower-cased) plus a few
-//! unambiguous spellings it missed (`.mts`, `.cts`, `.cxx`, `.hh`, `.hxx`,
-//! `.kts`, `.bash`). `project_overview` counts languages with the same table,
+//! The table holds the 23 common suffixes (compared lower-cased) and a few
+//! less common but unambiguous spellings (`.mts`, `.cts`, `.cxx`, `.hh`,
+//! `.hxx`, `.kts`, `.bash`). `project_overview` counts languages with the same table,
 //! so both tools agree on what a "python file" is.
 
 /// A source language `find_symbol` and `project_overview` recognise.
@@ -97,10 +97,9 @@ impl Language {
     /// The language of a file, from the suffix of its last path component
     /// (compared lower-cased), or `None` for a file that is not source.
     ///
-    /// The suffix follows Python's `PurePath.suffix`: the text after the last
-    /// dot of the file name, where a name's leading dot does not count
-    /// (`.py` alone is a hidden file, not Python) and a trailing dot means no
-    /// suffix. Both `/` and `\` separate components.
+    /// The suffix is the text after the last dot of the file name, where a
+    /// name's leading dot does not count (`.py` alone is a hidden file, not
+    /// Python) and a trailing dot means no suffix. Both `/` and `\` separate components.
     #[must_use]
     pub fn from_path(path: &str) -> Option<Language> {
         let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
@@ -166,7 +165,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seed_suffixes_map_to_the_seed_names() {
+    fn the_common_suffixes_map_to_their_language_names() {
         let table = [
             (".py", "python"),
             (".pyi", "python"),

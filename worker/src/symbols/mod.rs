@@ -11,7 +11,7 @@
 //!   the qualified name (`Engine.start`, `app.core.Engine.run`) comes from the
 //!   syntax tree.
 //! - **Pattern** (heuristic): Ruby, Kotlin, C#, PHP, Swift, shell and SQL are
-//!   matched with the seed's five regular expressions, which may report false
+//!   matched with five regular expressions, which may report false
 //!   positives. A file of a parsed language that does not parse cleanly (the
 //!   tree has an `ERROR` or `MISSING` node), or that is larger than
 //!   [`PARSE_MAX_BYTES`], falls back to the patterns and is reported
@@ -319,7 +319,7 @@ pub fn find_in_source(
     }
 }
 
-/// Sort one call's definitions as the seed reports them: parsed before
+/// Sort one call's definitions for the answer: parsed before
 /// pattern, then by path, then by line (stable, so a file's same-line
 /// definitions keep their source order).
 pub fn sort_definitions(definitions: &mut [Definition]) {
@@ -373,11 +373,11 @@ fn cut_signature(mut text: String) -> String {
 mod tests {
     use super::*;
 
-    /// The seed's fixture `src/demo/core.py`.
+    /// The demo project's `src/demo/core.py`.
     const CORE_PY: &str = "'''Core module.'''\n\nTIMEOUT = 30\n\n\nclass Engine:\n    '''Does the work.'''\n\n    def start(self, name):\n        return name\n\n    async def stop(self):\n        return None\n\n\ndef build_engine(config):\n    return Engine()\n";
-    /// The seed's fixture `src/demo/widget.ts`.
+    /// The demo project's `src/demo/widget.ts`.
     const WIDGET_TS: &str = "export class Widget {\n  render() { return null; }\n}\n\nexport const buildWidget = () => new Widget();\n";
-    /// The seed's fixture `src/demo/broken.py`.
+    /// The demo project's `src/demo/broken.py`.
     const BROKEN_PY: &str = "def unfinished(\n";
 
     fn query(name: &str) -> Query<'_> {

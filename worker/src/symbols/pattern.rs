@@ -1,4 +1,4 @@
-//! The seed's "pattern" method: five regular expressions that recognise
+//! The "pattern" method: five regular expressions that recognise
 //! common definition forms in any language.
 //!
 //! Used for the languages without a parser (Ruby, Kotlin, C#, PHP, Swift,
@@ -6,7 +6,7 @@
 //! may be false positives (a definition inside a comment or a string), which
 //! is why they carry `method: pattern`.
 //!
-//! The five forms, tried in this order, multi-line, are the seed's:
+//! The five forms, tried in this order, multi-line:
 //! 1. `class`: `class|interface|trait|struct|enum|protocol`, whitespace, name;
 //! 2. `function`: `function|func|fn|def|sub|proc`, whitespace, name;
 //! 3. `method`: at a line start, modifiers (`public|private|protected|static|
@@ -16,11 +16,11 @@
 //!    the name, then `:` or `=`.
 //!
 //! Exact mode inserts the escaped name, case-sensitively; inexact mode
-//! inserts `\w*name\w*`, case-insensitively. Two deliberate departures from
-//! the seed: the reported line is the line of the *name* (the seed's `^\s*`
-//! could start a match on an earlier blank line), and results are in source
-//! order (forms break ties) rather than grouped by form. Matches are not
-//! de-duplicated across forms, as in the seed.
+//! inserts `\w*name\w*`, case-insensitively. The reported line is the line
+//! of the *name* (a leading `^\s*` can start a match on an earlier blank
+//! line), and results are in source order (forms break ties) rather than
+//! grouped by form. Matches are not de-duplicated across forms: a line that
+//! two forms recognise is reported once per form.
 //!
 //! The `regex` crate matches in linear time, so no input can make these
 //! expressions backtrack; each is compiled once per query.

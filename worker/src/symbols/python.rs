@@ -3,7 +3,7 @@
 //! - `class X` → `class`; its body is a class scope.
 //! - `def`/`async def` → `method` when directly in a class body, else
 //!   `function` (a function nested in a function is a `function` qualified
-//!   `outer.inner`: the seed's quirk 15 is fixed). The signature is the whole
+//!   `outer.inner`). The signature is the whole
 //!   header as written: `async def f(a, *args, b: int = 1, **kw) -> str`,
 //!   comments dropped, whitespace collapsed.
 //! - An assignment or annotated assignment to a bare name at module level or
@@ -13,7 +13,7 @@
 //!   targets do not; function locals are not definitions.
 //! - `type X = ...` and `X: TypeAlias = ...` → `type`.
 //! - `if`, `try`, `with`, `for`, `while`, `match` and decorators are looked
-//!   through with the same qualifier, as the seed's `ast` walk did.
+//!   through with the same qualifier: they do not open a scope.
 
 use moat_protocol::limits::SIGNATURE_CHARS;
 use moat_protocol::request::SymbolKind;

@@ -5,10 +5,9 @@
 //! A line ends at `\n`, at `\r\n`, or at a lone `\r` (classic Mac files); the
 //! terminator is not part of the line, and a final terminator does not start
 //! an extra empty line. Nothing else breaks a line: form feeds, vertical tabs,
-//! U+0085, U+2028 and U+2029 are ordinary characters (the seed used Python's
-//! `splitlines`, which split on all of them and so disagreed with editors,
-//! git and ripgrep about line numbers). An empty file has zero lines and reads
-//! fine (the seed refused it, its quirk 7).
+//! U+0085, U+2028 and U+2029 are ordinary characters (splitting on them too
+//! would disagree with editors, git and ripgrep about line numbers). An empty
+//! file has zero lines and reads fine.
 
 use std::io::Read;
 

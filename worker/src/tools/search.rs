@@ -182,7 +182,7 @@ fn new_searcher() -> Searcher {
         .build()
 }
 
-/// Characters the seed's rendering of one match takes: the header line and
+/// Characters the text rendering of one match takes: the header line and
 /// two-space-indented context and match lines.
 fn rendered_len(m: &SearchMatch) -> usize {
     let header = m.path.chars().count() + 2 + m.line.to_string().len();

@@ -1,9 +1,9 @@
 //! `find_symbol`: where a name is defined, by parser where one fits (exact,
-//! `method: parsed`) and by the seed's patterns elsewhere (`method: pattern`).
+//! `method: parsed`) and by five patterns elsewhere (`method: pattern`).
 //!
-//! Fixes of the seed: a file path searches that file alone and a missing path
-//! is `not_found`, as in `search_code` (its quirk 17); nested functions and
-//! full signatures are the parsers' business (`crate::symbols`).
+//! A file path searches that file alone and a missing path is `not_found`,
+//! as in `search_code`; nested functions and full signatures are the
+//! parsers' business (`crate::symbols`).
 
 use std::sync::Mutex;
 

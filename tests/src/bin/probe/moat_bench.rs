@@ -5,8 +5,7 @@
 //! workspace, writes a `tools/list` and a `tools/call read_file` at once, and
 //! records when each answer arrives, counted from just before spawn:
 //!
-//! * `list`: spawn → first `tools/list` answer (the broker alone; DESIGN §6
-//!   "cold start");
+//! * `list`: spawn → first `tools/list` answer (the broker alone: cold start);
 //! * `call`: spawn → first `read_file` answer, which in confined mode needs
 //!   a worker that was spawned, confined itself (rlimits, Landlock, seccomp)
 //!   and said hello: the time to the first confined worker ready, plus one
