@@ -64,7 +64,6 @@ impl Controls {
             mut summary,
             mut structured,
             untrusted,
-            scan,
             scan_path,
             fence_text,
             worker_redaction,
@@ -80,19 +79,13 @@ impl Controls {
             // it afterwards).
             let redacted = self.redact_fenced(raw, fence_text, &mut report);
             let assessment = if self.scan {
-                let (text, offset) = match (&scan, fence_text) {
-                    (Some((text, offset)), _) => (
-                        redact_source(&self.redactor, text, &mut RedactionReport::default()),
-                        *offset,
-                    ),
-                    (None, FenceText::Numbered { start, .. }) => {
-                        (Cow::Borrowed(redacted.as_str()), start.saturating_sub(1))
-                    }
-                    (None, _) => (Cow::Borrowed(redacted.as_str()), 0),
+                let offset = match fence_text {
+                    FenceText::Numbered { start, .. } => start.saturating_sub(1),
+                    FenceText::Whole | FenceText::PerLine => 0,
                 };
                 let mut a = self
                     .scanner
-                    .assess_file(&text, scan_path.as_deref())
+                    .assess_file(&redacted, scan_path.as_deref())
                     .to_json();
                 shift_lines(&mut a, offset);
                 a

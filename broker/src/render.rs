@@ -53,9 +53,6 @@ pub struct Rendered {
     pub structured: Map<String, Value>,
     /// File-derived text for the fence (file-content tools only).
     pub untrusted: Option<String>,
-    /// What the injection scanner reads instead of `untrusted`, and the line
-    /// number of its first line minus one.
-    pub scan: Option<(String, u64)>,
     /// The path of the one file the fenced text comes from (read_file): it
     /// tells the scanner how to read a line (comment, string literal, prose).
     pub scan_path: Option<String>,
@@ -195,7 +192,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
                 })),
                 untrusted: Some(o.text),
-                scan: None,
                 fence_text: FenceText::Numbered {
                     start: o.start_line,
                     end: o.end_line,
@@ -258,7 +254,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: None,
                 fence_text: FenceText::Whole,
-                scan: None,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,
             }
@@ -315,7 +310,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
-                scan: None,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,
             }
@@ -391,7 +385,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
-                scan: None,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,
             }
@@ -464,7 +457,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: None,
                 fence_text: FenceText::Whole,
-                scan: None,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,
             }
@@ -502,7 +494,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(body.join("\n")),
                 fence_text: FenceText::Whole,
-                scan: None,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,
             }
@@ -554,7 +545,6 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 })),
                 untrusted: Some(o.diff.clone()),
                 fence_text: FenceText::Whole,
-                scan: None,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,
             }

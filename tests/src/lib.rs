@@ -873,6 +873,21 @@ pub fn text(result: &Value, i: usize) -> String {
         .to_owned()
 }
 
+/// The string `key` of each item of the array `items` (answers list their
+/// matches, commits and tools this way).
+#[must_use]
+pub fn strings<'a>(items: &'a Value, key: &str) -> Vec<&'a str> {
+    items
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| item[key].as_str().unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `structuredContent.error` of a tool result (empty if none).
 #[must_use]
 pub fn error_code(result: &Value) -> String {

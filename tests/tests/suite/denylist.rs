@@ -302,12 +302,7 @@ fn tool_credential_files_are_refused_unlisted_and_never_searched() {
             "search_code",
             json!({"pattern": CONTENT, "max_results": 100}),
         );
-        let hits: Vec<&str> = r["structuredContent"]["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["path"].as_str().unwrap())
-            .collect();
+        let hits: Vec<&str> = moat_tests::strings(&r["structuredContent"]["matches"], "path");
         assert_eq!(hits, ["src/app.py"], "{mode:?}: {r}");
         assert!(
             !text(&r, 1).contains(&format!("{CONTENT}\n")),

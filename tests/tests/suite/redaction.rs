@@ -472,12 +472,7 @@ mod secrets_do_not_leave {
             "search_code",
             json!({"pattern": "AWS_ACCESS_KEY_ID"}),
         );
-        let paths: Vec<&str> = r["structuredContent"]["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["path"].as_str().unwrap())
-            .collect();
+        let paths: Vec<&str> = moat_tests::strings(&r["structuredContent"]["matches"], "path");
         assert_eq!(paths, ["src/demo/settings.py"], "{line}");
         assert_absent(&line, &example_aws_key(), "search_code");
     }

@@ -404,12 +404,7 @@ fn names_that_are_not_utf8_are_listed_unambiguously_and_read_back() {
             "search_code",
             json!({"pattern": "name", "path": "odd"}),
         );
-        let mut paths: Vec<&str> = r["structuredContent"]["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["path"].as_str().unwrap())
-            .collect();
+        let mut paths: Vec<&str> = moat_tests::strings(&r["structuredContent"]["matches"], "path");
         paths.sort_unstable();
         assert_eq!(paths, ["odd/caf\\\\xe9.txt", "odd/caf\\xe9.txt"], "{line}");
         let (line, r) = call_line(
@@ -588,6 +583,9 @@ mod git_sources {
         );
     }
 
+    /// The rules of the three rotated credentials: every diff reports all.
+    const ROTATED_RULES: [&str; 3] = ["assigned-secret", "basic-auth-header", "private-key-block"];
+
     fn diff_text(r: &Value) -> String {
         moat_tests::text(r, 1)
     }
@@ -595,7 +593,6 @@ mod git_sources {
     #[test]
     fn history_diffs_show_no_part_of_a_credential_cut_by_a_hunk() {
         let fx = repo();
-        let rules = ["assigned-secret", "basic-auth-header", "private-key-block"];
         for mode in Mode::BOTH {
             let mut m = start(&fx.root, mode);
             for context in [0, 3] {
@@ -625,7 +622,7 @@ mod git_sources {
                     diff.contains("-    ${DB_PASSWORD}\n+    [redacted:assigned-secret]\n"),
                     "{what}: {diff}"
                 );
-                assert_reports(&r, &rules, &what);
+                assert_reports(&r, &ROTATED_RULES, &what);
                 let sc = &r["structuredContent"];
                 assert_eq!(sc["files_changed"], 3, "{what}: {line}");
             }
@@ -635,7 +632,6 @@ mod git_sources {
     #[test]
     fn work_tree_diffs_show_no_part_of_a_credential_cut_by_a_hunk() {
         let fx = repo();
-        let rules = ["assigned-secret", "basic-auth-header", "private-key-block"];
         for mode in Mode::BOTH {
             let mut m = start(&fx.root, mode);
             for args in [
@@ -662,7 +658,7 @@ mod git_sources {
                     "{what}: {diff}"
                 );
                 assert!(!diff.contains("\n@@ "), "{what}: {diff}");
-                assert_reports(&r, &rules, &what);
+                assert_reports(&r, &ROTATED_RULES, &what);
                 let sc = &r["structuredContent"];
                 assert_eq!(sc["files_changed"], 3, "{what}: {line}");
                 assert_eq!(sc["lines_added"], 0, "{what}: {line}");
@@ -685,7 +681,7 @@ mod git_sources {
                 diff.contains("+    [redacted:assigned-secret]\n"),
                 "{what}: {diff}"
             );
-            assert_reports(&r, &rules, &what);
+            assert_reports(&r, &ROTATED_RULES, &what);
         }
     }
 
@@ -719,12 +715,8 @@ mod git_sources {
             }
             let what = format!("{mode:?}");
             let (line, r) = call_clean(&mut m, &what, "git_log", json!({}));
-            let subjects: Vec<&str> = r["structuredContent"]["commits"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["subject"].as_str().unwrap())
-                .collect();
+            let subjects: Vec<&str> =
+                moat_tests::strings(&r["structuredContent"]["commits"], "subject");
             assert_eq!(subjects, [ROTATE, ADD], "{what}: {line}");
             assert_eq!(report(&r), (Vec::new(), 0), "{what}: {line}");
         }
