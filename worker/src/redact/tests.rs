@@ -143,7 +143,7 @@ fn every_rule_compiles_and_the_tables_agree() {
 }
 
 #[test]
-fn rules_are_applied_in_the_seed_order_with_anthropic_before_openai() {
+fn rules_are_applied_in_a_fixed_order_with_anthropic_before_openai() {
     let names = Redactor::rule_names();
     let position = |name: &str| names.iter().position(|n| *n == name);
     assert!(position("anthropic-key") < position("openai-key"));
@@ -173,7 +173,6 @@ fn one_planted_secret_per_rule_is_gone_and_named() {
     }
 }
 
-// Seed: TestRedaction.test_recognised_credentials_are_replaced (7 cases).
 #[test]
 fn recognised_credentials_are_replaced() {
     let cases = [
@@ -253,7 +252,6 @@ fn an_unterminated_private_key_block_is_not_a_match() {
     assert_eq!(redact(text).1.count(), 0);
 }
 
-// Seed: test_documented_placeholders_are_left_alone (4 cases).
 #[test]
 fn documented_placeholders_are_left_alone() {
     for text in [
@@ -330,7 +328,7 @@ fn name_prefixed_assignments_are_caught() {
 }
 
 #[test]
-fn the_seed_assignments_are_still_caught() {
+fn common_secret_assignments_are_caught() {
     for (text, expected) in [
         (
             "password = s3cr3t-v4lu3-xyz",
@@ -468,8 +466,7 @@ fn redaction_can_be_disabled_and_then_changes_nothing() {
     assert!(!report.applied());
 }
 
-// Seed: test_an_empty_rule_set_is_a_no_op. Our rule set is fixed, so the
-// nearest equivalents: empty text, and text that no rule can match.
+// The rule set is fixed, so a no-op is shown on empty text and on text no rule can match.
 #[test]
 fn empty_text_and_text_no_rule_matches_are_no_ops() {
     let mut report = RedactionReport::default();
@@ -682,7 +679,7 @@ fn whitespace_follows_python() {
     assert_eq!(out, "AUTHORIZATION : Basic [redacted:basic-auth-header]");
 }
 
-// Seed fixture `src/demo/settings.py`, as TestSecretsDoNotLeave reads it.
+// The demo project's `src/demo/settings.py`.
 #[test]
 fn the_settings_fixture_keeps_names_and_placeholders_and_loses_secrets() {
     let settings = format!(

@@ -11,7 +11,7 @@
 //! the added and removed lines of their text diffs.
 //!
 //! Each side of a text change (the whole blob or work-tree file) is redacted
-//! before it is diffed ([`prepare_side`]), so hunks, the stat's counts and
+//! before it is diffed (`prepare_side`), so hunks, the stat's counts and
 //! hunk-header function names are cut from redacted text. A file whose sides
 //! differ only inside redacted spans is named with a notice line instead of
 //! hunks.
