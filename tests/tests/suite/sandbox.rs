@@ -222,7 +222,7 @@ fn every_argument_condition_lets_its_case_through_and_kills_the_rest() {
     for (action, reply) in [
         ("socket-unix", "rc:"),
         ("sendto-null", "rc:1"),
-        ("ioctl-fionbio", "rc:0"),
+        ("ioctl-fioclex", "rc:0"),
         ("prctl-name", "rc:0"),
         ("prlimit-own", "rc:0"),
     ] {

@@ -91,7 +91,6 @@ pub(super) fn stdio_to_dev_null() -> Result<(), SandboxError> {
         if null != target {
             // SAFETY: both are plain fd numbers; dup2 atomically replaces
             // `target` (stdin or stdout, which we own as the process).
-            // The new fd does not inherit O_CLOEXEC, so git gets it too.
             let rc = unsafe { libc::dup2(null, target) };
             if rc < 0 {
                 return Err(SandboxError::Stdio(io::Error::last_os_error()));
@@ -106,8 +105,8 @@ pub(super) fn stdio_to_dev_null() -> Result<(), SandboxError> {
 }
 
 /// `PR_SET_DUMPABLE 0`: no core dump, no ptrace attach by same-uid processes,
-/// `/proc/<pid>` files owned by root. Survives until the next `execve` (git
-/// gets its own default, but git inherits Landlock and seccomp instead).
+/// `/proc/<pid>` files owned by root. Lasts for the worker's life: it never
+/// executes another program.
 pub(super) fn set_non_dumpable() -> Result<(), SandboxError> {
     // SAFETY: prctl with integer arguments only.
     let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) };

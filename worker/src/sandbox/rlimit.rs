@@ -1,7 +1,7 @@
 //! Resource limits (step 4). Soft and hard limits are set to the same value;
 //! raising a hard limit again would need `setrlimit`/`prlimit64` with a new
 //! value, which the seccomp allow-list refuses (only reads are allowed), so the
-//! limits hold for the worker and for the git it runs.
+//! limits hold for the worker's whole life.
 //!
 //! Not set, on purpose:
 //! - `RLIMIT_CPU` counts CPU time over the worker's whole life, and pooled
@@ -18,7 +18,7 @@ use super::SandboxError;
 /// content (and whatever the request carried) on disk outside the workspace.
 const CORE: u64 = 0;
 
-/// `RLIMIT_FSIZE`: the worker and git never write regular files; a write of
+/// `RLIMIT_FSIZE`: the worker never writes regular files; a write of
 /// even one byte to one is refused (`EFBIG`; the `SIGXFSZ` would end the
 /// process). Pipes, sockets and `/dev/null` are not regular files and are
 /// unaffected.
@@ -26,20 +26,18 @@ const FSIZE: u64 = 0;
 
 /// `RLIMIT_NOFILE`: open fds. The worker holds the socket, stdio, at most one
 /// directory and one file per walker thread (the `ignore` walker uses at most
-/// 12 threads), two pipes per git child; git keeps its pack files open and sizes
-/// its pack cache from this same limit. 512 leaves more than tenfold headroom
+/// 12 threads), and the pack and index files gitoxide keeps open while it reads
+/// a repository. 512 leaves more than tenfold headroom
 /// and still stops an fd leak long before the system limit.
 const NOFILE: u64 = 512;
 
 /// `RLIMIT_AS`: virtual address space, 4 GiB. It bounds reservations, not
 /// resident memory: each walker thread's glibc malloc arena reserves 64 MiB
 /// and its stack 2 MiB (12 threads: under 1 GiB), a file read is at most
-/// `MAX_FILE_BYTES_MAX` (64 MiB) held a few times over, and git maps pack
-/// windows of up to 1 GiB each. Measured: a worker that ran `git log` peaked
-/// near 200 MB. A runaway allocation fails (`ENOMEM`, a Rust abort) at
-/// 4 GiB instead of pushing the machine into swap or the OOM killer. git's own
-/// `core.packedGitLimit` defaults to 8 GiB on 64-bit: git invocations should
-/// pass `-c core.packedGitLimit=1g` so huge repositories stay under this limit.
+/// `MAX_FILE_BYTES_MAX` (64 MiB) held a few times over, and gitoxide maps
+/// pack and index files. A runaway allocation fails (`ENOMEM`, a Rust abort)
+/// at 4 GiB instead of pushing the machine into swap or the OOM killer; a
+/// repository whose packs cannot be mapped within it fails that git call.
 const ADDRESS_SPACE: u64 = 4 * 1024 * 1024 * 1024;
 
 /// The type libc uses for the resource argument (glibc and musl differ).

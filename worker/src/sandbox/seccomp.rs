@@ -11,7 +11,7 @@
 //! The kernel runs every installed filter and keeps the most severe answer
 //! (KILL > ERRNO > ALLOW), so a syscall the first filter answers with ENOSYS
 //! must be *allowed* by the second; `build.rs` checks that. Filters are
-//! inherited by every thread started later and by git across `execve`.
+//! inherited by every thread started later.
 //! Installation needs no thread sync (TSYNC): [`super::enter`] has checked that
 //! the process is single-threaded. seccompiler sets `no_new_privs` before each
 //! filter (already set in step 5); after the allow-list nothing can be

@@ -3,7 +3,7 @@
 //! The child is the broker's own binary re-executed with a hidden subcommand.
 //! Between fork and exec (async-signal-safe calls only) it: puts its end of
 //! the socketpair on fd 3, becomes the leader of its own process group (so the
-//! broker can kill it and any git it starts with one signal), and asks for
+//! broker can kill it and every thread with one signal), and asks for
 //! `SIGKILL` when its parent dies, then checks the parent did not already die.
 //! The environment is built from nothing; stdin and stdout are /dev/null.
 //!

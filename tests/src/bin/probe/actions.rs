@@ -324,11 +324,9 @@ fn perform(
             let rc = unsafe { libc::ioctl(2, libc::TIOCSTI, &byte as *const u8) };
             last_errno(rc.into())
         }
-        "ioctl-fionbio" => {
-            let on: libc::c_int = 1;
-            // SAFETY: FIONBIO reads one int from a valid local; fd 0 is
-            // /dev/null.
-            let rc = unsafe { libc::ioctl(0, libc::FIONBIO, &on as *const libc::c_int) };
+        "ioctl-fioclex" => {
+            // SAFETY: FIOCLEX takes no argument; fd 0 is /dev/null.
+            let rc = unsafe { libc::ioctl(0, libc::FIOCLEX) };
             last_errno(rc.into())
         }
         "prctl-name" => {
