@@ -69,6 +69,7 @@ pub fn dangerous_moat_bin() -> PathBuf {
         let exe = std::env::current_exe().expect("current exe");
         let target = exe.ancestors().nth(3).expect("target dir").to_path_buf();
         let dir = target.join("dangerous");
+        seed_from(&target.join("debug"), &dir.join("debug"));
         build(
             "moat-broker",
             false,
@@ -78,6 +79,28 @@ pub fn dangerous_moat_bin() -> PathBuf {
         dir.join("debug").join("moat")
     })
     .clone()
+}
+
+/// Fills a fresh target profile directory with hard links to the compiled
+/// dependencies of `from`, so that building the same crates with one more
+/// feature recompiles only the crates the feature changes. Cargo names every
+/// artifact after a hash of its package, features and dependencies, so a
+/// changed crate gets new files and never writes through a shared link; the
+/// uplifted binaries at the top of the profile directory are not linked.
+/// Best effort: when linking fails, cargo simply builds everything.
+fn seed_from(from: &Path, to: &Path) {
+    if to.exists() || !from.is_dir() {
+        return;
+    }
+    if std::fs::create_dir_all(to).is_err() {
+        return;
+    }
+    for sub in ["deps", "build", ".fingerprint"] {
+        let src = from.join(sub);
+        if src.is_dir() {
+            let _ = Command::new("cp").arg("-al").arg(&src).arg(to).status();
+        }
+    }
 }
 
 fn build(package: &str, release: bool, features: Option<&str>, target_dir: Option<&Path>) {
