@@ -1,6 +1,9 @@
 //! HTTP authorisation, Origin and Host: the order is Origin → Host → bearer
 //! token, so the endpoint is no token oracle for a hostile page; a rebinding
-//! page's `Host` is refused; probes need neither token nor origin.
+//! page's `Host` is refused; probes need neither token nor origin. Before all
+//! of it, on every path, the checks fail closed: a duplicated or unreadable
+//! `Origin`, `Host` or `Authorization`, or an absolute-form target that
+//! disagrees with `Host`, is 400.
 
 use moat_tests::http::{HttpMoat, Req, Resp, exchange, modern, modern_call};
 use moat_tests::{Fixture, Mode, Options};
@@ -288,8 +291,8 @@ fn assert_unjudgeable(r: &Resp, message: &str) {
 #[test]
 fn an_origin_that_is_not_visible_ascii_is_400_before_the_token() {
     let (_fx, s) = with_token(&[("MOAT_HTTP__ALLOWED_ORIGINS", "https://app.example")]);
-    // UTF-8 (0xC3 0xA9), bare obs-text bytes in a Rust string are the same
-    // bytes on the wire; an interior tab and space are not part of an origin.
+    // `\u{e9}` goes on the wire as its UTF-8 bytes 0xC3 0xA9 (obs-text, which
+    // the HTTP parser lets through); no origin holds a tab or a space.
     for origin in [
         "https://caf\u{e9}.example",
         "https://app.example\u{e9}",
