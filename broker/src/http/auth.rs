@@ -55,6 +55,15 @@ impl Token {
     }
 }
 
+/// Whether an `Authorization` value can be judged: non-empty, visible ASCII
+/// and spaces (the separator of RFC 9110 credentials). Anything else (a
+/// control byte, tabs included, or a non-ASCII byte) is refused, not compared.
+#[must_use]
+pub fn well_formed(authorization: &[u8]) -> bool {
+    let trimmed = authorization.trim_ascii();
+    !trimmed.is_empty() && trimmed.iter().all(|&b| b.is_ascii_graphic() || b == b' ')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +82,17 @@ mod tests {
         let long = format!("Bearer {}", "a".repeat(5000));
         assert!(!t.accepts(Some(long.as_bytes())));
         assert_eq!(format!("{t:?}"), "Token([redacted])");
+    }
+
+    #[test]
+    fn only_visible_ascii_authorization_is_well_formed() {
+        assert!(well_formed(b"Bearer s3cret-token"));
+        assert!(well_formed(b" bearer   s3cret-token "));
+        assert!(!well_formed(b"Bearer\ts3cret-token"));
+        assert!(!well_formed(b""));
+        assert!(!well_formed(b"   "));
+        assert!(!well_formed(b"Bearer s3cret\xc3\xa9"));
+        assert!(!well_formed(b"Bearer s3cret\x01"));
+        assert!(!well_formed(b"Bearer s3cret\x7f"));
     }
 }

@@ -3,6 +3,18 @@
 //!
 //! # Order of checks on `POST /mcp`
 //!
+//! 0. **Headers the gate reads**, on every request and path (the probes
+//!    too), before routing, the token and the body: an `Origin`, `Host` or
+//!    `Authorization` sent more than once, or whose value is not one
+//!    well-formed item (a control or non-ASCII byte; a space inside an
+//!    `Origin`; a `Host` that is not `host[:port]`), is 400 (`duplicated
+//!    Host header`, `malformed Origin header`, …). So is an absolute-form
+//!    target (`POST http://name/mcp`) whose authority is not `host[:port]`
+//!    or differs from `Host` (ASCII case aside); that authority then stands
+//!    for `Host` in step 1. 400, not 403: such a request is not judged at
+//!    all, since an allow-list that reads only the first copy, or takes what
+//!    it cannot decode as absent, fails open. No browser sends one, so the
+//!    answer is no token oracle either.
 //! 1. **Origin** (403) — first, so the endpoint is not a token oracle for a
 //!    browser page; then **Host** (403, the DNS-rebinding defence).
 //! 2. **Bearer token** (401 + `WWW-Authenticate: Bearer`), constant time.
@@ -47,10 +59,10 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -282,7 +294,150 @@ fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// A header the gate judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gated {
+    Origin,
+    Host,
+    Authorization,
+}
+
+/// Why the gate cannot judge a request (400, step 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unjudgeable {
+    Duplicated(Gated),
+    Malformed(Gated),
+    /// An absolute-form target whose authority is not `host[:port]`.
+    TargetMalformed,
+    /// An absolute-form target whose authority is not the `Host` header.
+    TargetDisagrees,
+}
+
+impl Unjudgeable {
+    /// The `header` field of `http.header_refused`.
+    fn header(self) -> &'static str {
+        match self {
+            Unjudgeable::Duplicated(g) | Unjudgeable::Malformed(g) => match g {
+                Gated::Origin => "origin",
+                Gated::Host => "host",
+                Gated::Authorization => "authorization",
+            },
+            Unjudgeable::TargetMalformed | Unjudgeable::TargetDisagrees => "target",
+        }
+    }
+
+    /// The `reason` field of `http.header_refused`.
+    fn reason(self) -> &'static str {
+        match self {
+            Unjudgeable::Duplicated(_) => "duplicated",
+            Unjudgeable::Malformed(_) | Unjudgeable::TargetMalformed => "malformed",
+            Unjudgeable::TargetDisagrees => "disagrees",
+        }
+    }
+
+    /// The answer's `error` text; it never carries the value.
+    fn message(self) -> &'static str {
+        match self {
+            Unjudgeable::Duplicated(Gated::Origin) => "duplicated Origin header",
+            Unjudgeable::Duplicated(Gated::Host) => "duplicated Host header",
+            Unjudgeable::Duplicated(Gated::Authorization) => "duplicated Authorization header",
+            Unjudgeable::Malformed(Gated::Origin) => "malformed Origin header",
+            Unjudgeable::Malformed(Gated::Host) => "malformed Host header",
+            Unjudgeable::Malformed(Gated::Authorization) => "malformed Authorization header",
+            Unjudgeable::TargetMalformed => "malformed request target authority",
+            Unjudgeable::TargetDisagrees => "the request target's authority does not match Host",
+        }
+    }
+}
+
+/// The one value of each header the gate judges, each well-formed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Gate<'a> {
+    origin: Option<&'a str>,
+    /// The absolute-form target's authority if there is one, else `Host`.
+    host: Option<&'a str>,
+    authorization: Option<&'a [u8]>,
+}
+
+/// At most one `name` header.
+fn single<'a>(
+    headers: &'a HeaderMap,
+    name: &HeaderName,
+    which: Gated,
+) -> Result<Option<&'a HeaderValue>, Unjudgeable> {
+    let mut all = headers.get_all(name).iter();
+    let first = all.next();
+    if all.next().is_some() {
+        return Err(Unjudgeable::Duplicated(which));
+    }
+    Ok(first)
+}
+
+/// A value as visible-ASCII text without surrounding spaces and tabs.
+fn ascii_value(v: &HeaderValue, which: Gated) -> Result<&str, Unjudgeable> {
+    v.to_str()
+        .map(|s| s.trim_matches([' ', '\t']))
+        .map_err(|_| Unjudgeable::Malformed(which))
+}
+
+/// Step 0: read the headers the gate judges, refusing what it cannot judge.
+fn read_gate<'a>(headers: &'a HeaderMap, target: &'a Uri) -> Result<Gate<'a>, Unjudgeable> {
+    let origin = match single(headers, &header::ORIGIN, Gated::Origin)? {
+        None => None,
+        Some(v) => {
+            let o = ascii_value(v, Gated::Origin)?;
+            if !origin::origin_syntax_ok(o) {
+                return Err(Unjudgeable::Malformed(Gated::Origin));
+            }
+            Some(o)
+        }
+    };
+    let host = match single(headers, &header::HOST, Gated::Host)? {
+        None => None,
+        Some(v) => {
+            let h = ascii_value(v, Gated::Host)?;
+            if origin::parse_host(h).is_none() {
+                return Err(Unjudgeable::Malformed(Gated::Host));
+            }
+            Some(h)
+        }
+    };
+    let authorization = match single(headers, &header::AUTHORIZATION, Gated::Authorization)? {
+        None => None,
+        Some(v) if auth::well_formed(v.as_bytes()) => Some(v.as_bytes()),
+        Some(_) => return Err(Unjudgeable::Malformed(Gated::Authorization)),
+    };
+    let host = match target.authority().map(hyper::http::uri::Authority::as_str) {
+        None => host,
+        Some(a) => {
+            if origin::parse_host(a).is_none() {
+                return Err(Unjudgeable::TargetMalformed);
+            }
+            if host.is_some_and(|h| !h.eq_ignore_ascii_case(a)) {
+                return Err(Unjudgeable::TargetDisagrees);
+            }
+            Some(a)
+        }
+    };
+    Ok(Gate {
+        origin,
+        host,
+        authorization,
+    })
+}
+
 async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
+    let gate = match read_gate(req.headers(), req.uri()) {
+        Ok(g) => g,
+        Err(e) => {
+            tracing::warn!(
+                header = e.header(),
+                reason = e.reason(),
+                "http.header_refused"
+            );
+            return plain_error(StatusCode::BAD_REQUEST, e.message());
+        }
+    };
     let path = req.uri().path();
     match (req.method(), path) {
         (&Method::GET, "/healthz") => {
@@ -302,22 +457,16 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         return r;
     }
     let headers = req.headers();
-    let origin = header_str(headers, "origin");
-    if !st.policy.origin_allowed(origin) {
-        tracing::warn!(origin = origin.unwrap_or(""), "http.origin_rejected");
+    if !st.policy.origin_allowed(gate.origin) {
+        tracing::warn!(origin = gate.origin.unwrap_or(""), "http.origin_rejected");
         return plain_error(StatusCode::FORBIDDEN, "origin not allowed");
     }
-    let host = header_str(headers, "host");
-    if !st.policy.host_allowed(host) {
-        tracing::warn!(host = host.unwrap_or(""), "http.host_rejected");
+    if !st.policy.host_allowed(gate.host) {
+        tracing::warn!(host = gate.host.unwrap_or(""), "http.host_rejected");
         return plain_error(StatusCode::FORBIDDEN, "host not allowed");
     }
     if let Some(token) = &st.token
-        && !token.accepts(
-            headers
-                .get(header::AUTHORIZATION)
-                .map(HeaderValue::as_bytes),
-        )
+        && !token.accepts(gate.authorization)
     {
         let mut r = plain_error(StatusCode::UNAUTHORIZED, "unauthorised");
         r.headers_mut()
@@ -550,4 +699,105 @@ fn readyz(st: &State) -> Response<Body> {
         },
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &[u8])]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_bytes(v).unwrap(),
+            );
+        }
+        h
+    }
+
+    fn origin_form() -> Uri {
+        Uri::from_static("/mcp")
+    }
+
+    #[test]
+    fn one_well_formed_value_of_each_is_read() {
+        let h = headers(&[
+            ("origin", b"https://app.example"),
+            ("host", b"localhost:8080"),
+            ("authorization", b"Bearer t"),
+        ]);
+        let uri = origin_form();
+        assert_eq!(
+            read_gate(&h, &uri),
+            Ok(Gate {
+                origin: Some("https://app.example"),
+                host: Some("localhost:8080"),
+                authorization: Some(b"Bearer t"),
+            })
+        );
+        assert_eq!(read_gate(&HeaderMap::new(), &uri), Ok(Gate::default()));
+    }
+
+    #[test]
+    fn a_second_copy_of_any_gated_header_is_refused() {
+        let uri = origin_form();
+        for (name, which) in [
+            ("origin", Gated::Origin),
+            ("host", Gated::Host),
+            ("authorization", Gated::Authorization),
+        ] {
+            let value: &[u8] = if which == Gated::Origin {
+                b"https://a.example"
+            } else {
+                b"localhost"
+            };
+            let h = headers(&[(name, value), (name, value)]);
+            assert_eq!(read_gate(&h, &uri), Err(Unjudgeable::Duplicated(which)));
+        }
+    }
+
+    #[test]
+    fn a_value_that_cannot_be_read_is_refused_not_taken_as_absent() {
+        let uri = origin_form();
+        for (name, value, which) in [
+            ("origin", &b"https://caf\xc3\xa9.example"[..], Gated::Origin),
+            ("origin", b"https://a\t.example", Gated::Origin),
+            ("origin", b"", Gated::Origin),
+            ("host", b"lo\xc3\xa9calhost", Gated::Host),
+            ("host", b"user@localhost", Gated::Host),
+            ("host", b"", Gated::Host),
+            ("authorization", b"Bearer t\xc3\xa9", Gated::Authorization),
+            ("authorization", b"", Gated::Authorization),
+        ] {
+            let h = headers(&[(name, value)]);
+            assert_eq!(
+                read_gate(&h, &uri),
+                Err(Unjudgeable::Malformed(which)),
+                "{name}: {value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_form_authority_stands_for_host_and_must_agree_with_it() {
+        let uri = Uri::from_static("http://evil.example/mcp");
+        let none = HeaderMap::new();
+        assert_eq!(
+            read_gate(&none, &uri).map(|g| g.host),
+            Ok(Some("evil.example"))
+        );
+        let agreeing = headers(&[("host", b"EVIL.example")]);
+        assert_eq!(
+            read_gate(&agreeing, &uri).map(|g| g.host),
+            Ok(Some("evil.example"))
+        );
+        let other = headers(&[("host", b"localhost:8080")]);
+        assert_eq!(read_gate(&other, &uri), Err(Unjudgeable::TargetDisagrees));
+        let userinfo = Uri::from_static("http://user@localhost:8080/mcp");
+        assert_eq!(
+            read_gate(&HeaderMap::new(), &userinfo),
+            Err(Unjudgeable::TargetMalformed)
+        );
+    }
 }

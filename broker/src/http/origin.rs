@@ -12,6 +12,11 @@
 //!   any are configured (otherwise the bearer token is the defence and start-up
 //!   logs a warning). A rebinding page reaches the server with its own domain
 //!   in `Host`, which is refused.
+//!
+//! Both checks judge one well-formed value. A value that is not one (bytes
+//! outside visible ASCII, a `Host` that is not `host[:port]`) is refused
+//! before it gets here ([`origin_syntax_ok`], [`parse_host`]); so is a header
+//! sent twice. A check that let through what it cannot read would fail open.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -60,7 +65,9 @@ impl Policy {
             return false;
         };
         let lower = authority.to_ascii_lowercase();
-        let (name, port) = split_host_port(&lower);
+        let Some((name, port)) = parse_host(&lower) else {
+            return false;
+        };
         port == Some(self.bound.port())
             && (name == "localhost" || name.parse::<IpAddr>().is_ok_and(|a| a.is_loopback()))
     }
@@ -83,7 +90,9 @@ impl Policy {
         if self.hosts.contains(&host) {
             return true;
         }
-        let (name, port) = split_host_port(&host);
+        let Some((name, port)) = parse_host(&host) else {
+            return false;
+        };
         if port.is_some_and(|p| p != self.bound.port()) {
             return false;
         }
@@ -105,18 +114,53 @@ impl Policy {
     }
 }
 
-fn split_host_port(h: &str) -> (&str, Option<u16>) {
-    if let Some(rest) = h.strip_prefix('[') {
-        // [v6]:port
-        if let Some((addr, port)) = rest.split_once("]:") {
-            return (addr, port.parse().ok().or(Some(0)));
+/// Whether `origin` can be judged: non-empty and visible ASCII only
+/// (`!`..=`~`). A serialised origin (`scheme://host[:port]`, or `null`) has no
+/// space, tab, control byte or non-ASCII byte; one that does is refused, never
+/// read as absent.
+#[must_use]
+pub fn origin_syntax_ok(origin: &str) -> bool {
+    !origin.is_empty() && origin.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// `host[:port]` as sent in `Host` or an absolute-form target, split into the
+/// name and the port; `None` if it is not exactly that. The name is an IP
+/// literal in brackets (`[::1]`, returned without them) or letters, digits,
+/// `-`, `.`, `_` and `~` (no user information, percent-encoding or
+/// sub-delimiters: names the allow-lists could be made to misread); the port,
+/// if a `:` is present, is 1 to 5 digits within `u16`.
+#[must_use]
+pub fn parse_host(h: &str) -> Option<(&str, Option<u16>)> {
+    let (name, port) = if let Some(rest) = h.strip_prefix('[') {
+        let (addr, after) = rest.split_once(']')?;
+        addr.parse::<std::net::Ipv6Addr>().ok()?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?),
+        };
+        (addr, port)
+    } else {
+        let (name, port) = match h.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (h, None),
+        };
+        let name_ok = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+        if !name_ok {
+            return None;
         }
-        return (rest.trim_end_matches(']'), None);
-    }
-    match h.rsplit_once(':') {
-        Some((name, port)) if !name.contains(':') => (name, port.parse().ok().or(Some(0))),
-        _ => (h, None),
-    }
+        (name, port)
+    };
+    let port = match port {
+        None => None,
+        Some(p) if (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(p.parse::<u16>().ok()?)
+        }
+        Some(_) => return None,
+    };
+    Some((name, port))
 }
 
 #[cfg(test)]
@@ -168,5 +212,63 @@ mod tests {
         );
         assert!(named.host_allowed(Some("moat.internal:8080")));
         assert!(!named.host_allowed(Some("evil.example")));
+        // What cannot be parsed is refused, never matched loosely.
+        assert!(!p.host_allowed(Some("localhost:8080x")));
+        assert!(!p.host_allowed(Some("user@localhost:8080")));
+    }
+
+    #[test]
+    fn origins_outside_visible_ascii_cannot_be_judged() {
+        assert!(origin_syntax_ok("https://app.example"));
+        assert!(origin_syntax_ok("null"));
+        for bad in [
+            "",
+            "https://caf\u{e9}.example",
+            "https://app\t.example",
+            "https://a.example https://b.example",
+            "https://app.\u{1}example",
+            "https://app.example\u{7f}",
+        ] {
+            assert!(!origin_syntax_ok(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn hosts_parse_only_as_one_host_and_port() {
+        assert_eq!(parse_host("localhost"), Some(("localhost", None)));
+        assert_eq!(
+            parse_host("127.0.0.1:8080"),
+            Some(("127.0.0.1", Some(8080)))
+        );
+        assert_eq!(parse_host("[::1]:8080"), Some(("::1", Some(8080))));
+        assert_eq!(parse_host("[::1]"), Some(("::1", None)));
+        assert_eq!(
+            parse_host("moat_x.internal~1"),
+            Some(("moat_x.internal~1", None))
+        );
+        for bad in [
+            "",
+            ":8080",
+            "localhost:",
+            "localhost:8080x",
+            "localhost:99999",
+            "localhost:000000",
+            "localhost:+80",
+            "a:1:2",
+            "user@localhost",
+            "localhost/mcp",
+            "localhost,evil.example",
+            "local host",
+            "lo%63alhost",
+            "loc\u{e9}alhost",
+            "[::1",
+            "[::1]8080",
+            "[::1]:",
+            "[evil.example]",
+            "[v1.x]",
+            "::1",
+        ] {
+            assert_eq!(parse_host(bad), None, "{bad:?}");
+        }
     }
 }
