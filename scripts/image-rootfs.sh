@@ -11,8 +11,8 @@
 #
 # and run scripts/container-smoke.sh's HTTP checks against it, plus
 # `moat healthcheck` and `moat doctor` inside it. Linux only, as root (it
-# mounts), with the Debian release the Dockerfile uses (git and glibc come
-# from this host). The image itself is built and tested by
+# mounts), with the Debian release the Dockerfile uses (glibc comes from this
+# host; git here only makes the test repository). The image itself is built and tested by
 # .github/workflows/container.yml; this is the part that runs anywhere.
 #
 #   scripts/image-rootfs.sh [PORT]      (default 18080)
