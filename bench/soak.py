@@ -598,12 +598,17 @@ class StdioProber:
             line = (json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}) + "\n").encode()
             # Timed from the moment the ping is in the pipe (an attack's own
             # large write may hold the pipe before it: that is the client's
-            # side, not the broker's).
+            # side, not the broker's). Registered before the write, so an
+            # answer that arrives before the clock is restarted still finds
+            # its ping (and is timed from before the write).
             with self.wlock:
+                with self.lock:
+                    self.pending[rid] = time.monotonic()
                 self.proc.stdin.write(line)
                 self.proc.stdin.flush()
                 with self.lock:
-                    self.pending[rid] = time.monotonic()
+                    if rid in self.pending:
+                        self.pending[rid] = time.monotonic()
             stop.wait(every)
 
 
