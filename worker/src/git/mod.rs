@@ -188,6 +188,12 @@ pub fn open(ws: &Workspace, tool: GitTool, deadline: &Deadline) -> Result<Repo, 
     // Trees and commits are looked up repeatedly (a log's parents, a path's
     // trees); a bounded cache keeps that to one inflation each.
     repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+    // One request reads one snapshot of the object store: the packs are
+    // listed once when the store is first used. By default a lookup that
+    // searches every pack (a miss, or the ambiguity check of an abbreviated
+    // hash) lists the pack directory again and stats every pack, once per
+    // abbreviated hash of a diff.
+    repo.objects.refresh_never();
     Ok(Repo { repo, tool })
 }
 
