@@ -152,7 +152,6 @@ fn build() -> std::io::Result<Fixture> {
             allow_hard_links: false,
             deny_extra: vec![],
             redact: true,
-            git: None,
             sandbox: SandboxRequest::ProcessOnly,
         })
     };

@@ -1,24 +1,25 @@
 //! Fencing and injection scanning over arbitrary content, through the
 //! assembly the broker really does (`broker::content::Controls::success`:
-//! scan the raw text, redact it, fence it, redact the rest).
+//! redact the text, assess what is left, fence it, redact the rest).
 //!
 //! Properties:
 //! * the fenced text opens with the fence line and ends with the closing line
 //!   with the nonce; that closing line appears exactly once, and it is the
 //!   last line; the nonce appears nowhere else (the content was written before
 //!   the nonce existed);
-//! * between the two fence lines is the redacted content, unchanged otherwise;
+//! * between the two fence lines is the redacted content, unchanged otherwise
+//!   (numbered file lines start with the first line's number);
 //! * the scanner never panics; its risk is in [0, 1], it reports at most
 //!   `MAX_FINDINGS` findings (at most `FINDINGS_PER_SIGNAL` per signal), each
-//!   with a line number within the text (shifted by the offset when the
-//!   scanner read other text), and the level agrees with the risk.
+//!   with a line number within the text (file line numbers when the lines
+//!   are numbered), and the level agrees with the risk.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use moat_broker::content::Controls;
 use moat_broker::redact::{RedactionReport, Redactor};
-use moat_broker::render::Rendered;
+use moat_broker::render::{FenceText, Rendered};
 use moat_broker::scan::{
     ELEVATED_RISK, FINDINGS_PER_SIGNAL, HIGH_RISK, Level, MAX_FINDINGS, Scanner,
 };
@@ -29,8 +30,9 @@ use serde_json::{Map, Value};
 struct Input {
     tool: u8,
     content: String,
-    /// What the scanner reads instead, and the line offset (read_file).
-    scan: Option<(String, u16)>,
+    /// The first line's number when the content is shown as numbered file
+    /// lines (read_file).
+    numbered_from: Option<u16>,
     summary: String,
 }
 
@@ -87,18 +89,25 @@ fn check_assessment(text: &str) {
 
 fuzz_target!(|input: Input| {
     check_assessment(&input.content);
-    if let Some((text, _)) = &input.scan {
-        check_assessment(text);
-    }
 
     let tool = FENCED[usize::from(input.tool) % FENCED.len()];
     let label = tool.fence_label().expect("a fenced tool has a label");
     let controls = Controls::new(true, true);
+    let start = input.numbered_from.map(|n| u64::from(n).max(1));
+    let fence_text = match start {
+        Some(start) => FenceText::Numbered {
+            start,
+            end: start + lines_in(&input.content) - 1,
+        },
+        None => FenceText::Whole,
+    };
     let rendered = Rendered {
         summary: input.summary.clone(),
         structured: Map::new(),
         untrusted: Some(input.content.clone()),
-        scan: input.scan.clone().map(|(t, o)| (t, u64::from(o))),
+        scan_path: None,
+        fence_text,
+        worker_redaction: Default::default(),
     };
     let result = controls.success(tool, rendered);
 
@@ -136,22 +145,29 @@ fuzz_target!(|input: Input| {
         "the nonce appears elsewhere"
     );
 
-    let mut report = RedactionReport::new();
-    let redacted = Redactor::new(true)
-        .redact_str(&input.content, &mut report)
-        .unwrap_or_else(|| input.content.clone());
     let inner = &fenced[first.len() + 1..fenced.len() - close.len() - 1];
-    assert_eq!(
-        inner, redacted,
-        "the fenced content is not the redacted content"
-    );
+    if let Some(start) = start {
+        assert!(
+            inner
+                .trim_start_matches(' ')
+                .starts_with(&format!("{start}  ")),
+            "numbered lines start at {start}"
+        );
+    } else {
+        let mut report = RedactionReport::new();
+        let redacted = Redactor::new(true)
+            .redact_str(&input.content, &mut report)
+            .unwrap_or_else(|| input.content.clone());
+        assert_eq!(
+            inner, redacted,
+            "the fenced content is not the redacted content"
+        );
+    }
 
-    // The assessment the client sees, line numbers shifted by the offset.
+    // The assessment the client sees: file line numbers when numbered.
     let assessment = &result["structuredContent"]["content_assessment"];
-    let (text, offset) = match &input.scan {
-        Some((t, o)) => (t.as_str(), u64::from(*o)),
-        None => (input.content.as_str(), 0),
-    };
+    let text = input.content.as_str();
+    let offset = start.map_or(0, |s| s - 1);
     let risk = assessment["risk"].as_f64().expect("a risk");
     assert!((0.0..=1.0).contains(&risk));
     let signals = assessment["signals"].as_array().expect("signals");
