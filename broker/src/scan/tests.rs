@@ -590,6 +590,42 @@ mod properties {
         }
 
         #[test]
+        fn packed_literals_find_what_the_automaton_finds(
+            literals in proptest::collection::vec("[abc:* ]{1,6}", 1..40),
+            hay in "[abc:* \n]{0,300}",
+        ) {
+            let mut unique: Vec<&str> = Vec::new();
+            for literal in &literals {
+                if !unique.contains(&literal.as_str()) {
+                    unique.push(literal);
+                }
+            }
+            let set = super::literals::Literals::new(&unique);
+            prop_assert!(set.is_packed());
+            prop_assert_eq!(set.find(&hay), set.reference(&hay));
+        }
+
+        #[test]
+        fn the_family_anchors_are_found_as_the_automaton_finds_them(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    "[ -~\n\u{a0}-\u{3ff}]{0,10}".prop_map(|t| t),
+                    (0..FAMILY_SET.anchor_list().len()).prop_map(|i| FAMILY_SET.anchor_list()[i].to_owned()),
+                    (0..FAMILY_SET.anchor_list().len(), 1..4_usize).prop_map(|(i, cut)| {
+                        let a = FAMILY_SET.anchor_list()[i];
+                        let keep = a.len().saturating_sub(cut);
+                        a.get(..keep).unwrap_or(a).to_owned()
+                    }),
+                ],
+                0..30,
+            )
+        ) {
+            let hay = parts.concat();
+            prop_assert!(FAMILY_SET.anchors.is_packed());
+            prop_assert_eq!(FAMILY_SET.anchors.find(&hay), FAMILY_SET.anchors.reference(&hay));
+        }
+
+        #[test]
         fn assessment_is_consistent(text in "\\PC{0,400}") {
             let assessment = assess(&text);
             prop_assert!((0.0..=1.0).contains(&assessment.risk));

@@ -1,0 +1,136 @@
+//! A set of literals searched the way an Aho-Corasick automaton with
+//! leftmost-first semantics searches them (non-overlapping; at the leftmost
+//! start, the literal listed first), but with packed (SIMD, Teddy) searchers.
+//!
+//! The literals are split into small groups of the same prefix length, one
+//! packed searcher per group, so each keeps a selective fingerprint (one
+//! searcher over a hundred literals of mixed lengths matches its fingerprint
+//! almost everywhere in prose). Every position where some literal's first
+//! four bytes start is reported by some group (a search resumes one byte after
+//! the start of its last hit); at each such position the literals starting
+//! with that byte are compared in full, and the leftmost-first choice is made
+//! over the positions in order. The automaton is kept for the platforms where
+//! no packed searcher can be built, and as the reference in the tests.
+
+use aho_corasick::packed::{Config, MatchKind as PackedKind, Searcher};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, Span};
+
+/// Literals per packed searcher.
+const GROUP: usize = 22;
+
+/// The literal set.
+pub(super) struct Literals {
+    automaton: AhoCorasick,
+    packed: Option<Packed>,
+}
+
+struct Packed {
+    /// The literals, by pattern id.
+    literals: Vec<Vec<u8>>,
+    /// Pattern ids by first byte, ascending.
+    by_first: Vec<Vec<usize>>,
+    groups: Vec<Searcher>,
+}
+
+impl Literals {
+    /// The set of `literals`, in priority order.
+    #[expect(
+        clippy::expect_used,
+        reason = "the literals are constants; a test builds every set"
+    )]
+    pub(super) fn new(literals: &[&str]) -> Literals {
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(literals)
+            .expect("literal searcher builds");
+        Literals {
+            automaton,
+            packed: Packed::new(literals),
+        }
+    }
+
+    /// The matches of the set in `hay`, as `(start, end, pattern id)`, in
+    /// order: what the automaton's leftmost-first `find_iter` reports.
+    pub(super) fn find(&self, hay: &str) -> Vec<(usize, usize, usize)> {
+        match &self.packed {
+            Some(packed) => packed.find(hay.as_bytes()),
+            None => self.reference(hay),
+        }
+    }
+
+    /// [`Literals::find`] through the automaton.
+    pub(super) fn reference(&self, hay: &str) -> Vec<(usize, usize, usize)> {
+        self.automaton
+            .find_iter(hay)
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .collect()
+    }
+
+    /// Whether the packed search is in use.
+    #[cfg(test)]
+    pub(super) fn is_packed(&self) -> bool {
+        self.packed.is_some()
+    }
+}
+
+impl Packed {
+    fn new(literals: &[&str]) -> Option<Packed> {
+        let mut by_length: Vec<Vec<Vec<u8>>> = vec![Vec::new(); 5];
+        let mut by_first = vec![Vec::new(); 256];
+        for (id, literal) in literals.iter().enumerate() {
+            let bytes = literal.as_bytes();
+            let first = *bytes.first()?;
+            by_first[usize::from(first)].push(id);
+            let head = &bytes[..bytes.len().min(4)];
+            by_length[head.len()].push(head.to_vec());
+        }
+        let mut groups = Vec::new();
+        for mut heads in by_length {
+            heads.sort_unstable();
+            heads.dedup();
+            for part in heads.chunks(GROUP) {
+                let mut builder = Config::new()
+                    .match_kind(PackedKind::LeftmostFirst)
+                    .heuristic_pattern_limits(false)
+                    .builder();
+                builder.extend(part);
+                groups.push(builder.build()?);
+            }
+        }
+        Some(Packed {
+            literals: literals.iter().map(|l| l.as_bytes().to_vec()).collect(),
+            by_first,
+            groups,
+        })
+    }
+
+    fn find(&self, hay: &[u8]) -> Vec<(usize, usize, usize)> {
+        let mut starts = Vec::new();
+        for group in &self.groups {
+            let mut at = 0;
+            while let Some(hit) = group.find_in(hay, Span::from(at..hay.len())) {
+                starts.push(hit.start());
+                at = hit.start() + 1;
+            }
+        }
+        starts.sort_unstable();
+        starts.dedup();
+        let mut out = Vec::new();
+        let mut cursor = 0;
+        for start in starts {
+            if start < cursor {
+                continue;
+            }
+            let chosen = self.by_first[usize::from(hay[start])]
+                .iter()
+                .find(|&&id| hay[start..].starts_with(&self.literals[id]));
+            if let Some(&id) = chosen {
+                let end = start + self.literals[id].len();
+                out.push((start, end, id));
+                cursor = end;
+            }
+        }
+        out
+    }
+}
