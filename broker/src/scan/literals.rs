@@ -5,11 +5,11 @@
 //! The literals are split into small groups of the same prefix length, one
 //! packed searcher per group, so each keeps a selective fingerprint (one
 //! searcher over a hundred literals of mixed lengths matches its fingerprint
-//! almost everywhere in prose). Every position where some literal's first
-//! four bytes start is reported by some group (a search resumes one byte after
-//! the start of its last hit); at each such position the literals starting
-//! with that byte are compared in full, and the leftmost-first choice is made
-//! over the positions in order. The automaton is kept for the platforms where
+//! almost everywhere in prose). Every position where some literal starts is
+//! reported by some group (a search resumes one byte after the start of its
+//! last hit); at each such position the literals starting with that byte are
+//! compared in full, and the leftmost-first choice is made over the positions
+//! in order. The automaton is kept for the platforms where
 //! no packed searcher can be built, and as the reference in the tests.
 
 use aho_corasick::packed::{Config, MatchKind as PackedKind, Searcher};
@@ -76,14 +76,14 @@ impl Literals {
 
 impl Packed {
     fn new(literals: &[&str]) -> Option<Packed> {
+        // Grouped by length up to four (the fingerprint Teddy takes).
         let mut by_length: Vec<Vec<Vec<u8>>> = vec![Vec::new(); 5];
         let mut by_first = vec![Vec::new(); 256];
         for (id, literal) in literals.iter().enumerate() {
             let bytes = literal.as_bytes();
             let first = *bytes.first()?;
             by_first[usize::from(first)].push(id);
-            let head = &bytes[..bytes.len().min(4)];
-            by_length[head.len()].push(head.to_vec());
+            by_length[bytes.len().min(4)].push(bytes.to_vec());
         }
         let mut groups = Vec::new();
         for mut heads in by_length {
