@@ -108,11 +108,7 @@ impl Packed {
     fn find(&self, hay: &[u8]) -> Vec<(usize, usize, usize)> {
         let mut starts = Vec::new();
         for group in &self.groups {
-            let mut at = 0;
-            while let Some(hit) = group.find_in(hay, Span::from(at..hay.len())) {
-                starts.push(hit.start());
-                at = hit.start() + 1;
-            }
+            all_starts(group, hay, &mut starts);
         }
         starts.sort_unstable();
         starts.dedup();
@@ -132,5 +128,50 @@ impl Packed {
             }
         }
         out
+    }
+}
+
+/// Pushes every position of `hay` where a literal of `group` starts; returns
+/// how many searches that took. Each search resumes one byte after the last
+/// start and scans on from there, so the searches are at most one more than
+/// the starts, and the text each scans before its hit is not scanned again.
+fn all_starts(group: &Searcher, hay: &[u8], out: &mut Vec<usize>) -> usize {
+    let mut searches = 1;
+    let mut at = 0;
+    while let Some(hit) = group.find_in(hay, Span::from(at..hay.len())) {
+        out.push(hit.start());
+        at = hit.start() + 1;
+        searches += 1;
+    }
+    searches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_searches_are_bounded_by_the_starts() {
+        let literals: Vec<&[u8]> = vec![b"aaaa", b"aa", b"a a"];
+        for hay in [
+            "a".repeat(100_000),
+            "a ".repeat(50_000),
+            "b".repeat(100_000),
+        ] {
+            for literal in &literals {
+                let mut builder = Config::new()
+                    .match_kind(PackedKind::LeftmostFirst)
+                    .builder();
+                builder.add(literal);
+                let Some(group) = builder.build() else {
+                    panic!("a packed searcher builds");
+                };
+                let mut starts = Vec::new();
+                let searches = all_starts(&group, hay.as_bytes(), &mut starts);
+                assert_eq!(searches, starts.len() + 1);
+                assert!(starts.len() <= hay.len());
+                assert!(starts.windows(2).all(|w| w[0] < w[1]));
+            }
+        }
     }
 }
