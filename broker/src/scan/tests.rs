@@ -562,6 +562,35 @@ mod properties {
         .prop_map(|parts| parts.concat())
     }
 
+    fn inj09_soup() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just("this"),
+                Just("message"),
+                Just("instruction"),
+                Just("overrides"),
+                Just("takes"),
+                Just("precedence"),
+                Just("admin"),
+                Just("administrator"),
+                Just("owner"),
+                Just("developer"),
+                Just("override"),
+                Just("command"),
+                Just(" "),
+                Just("\n"),
+                Just("-"),
+                Just("_"),
+                Just("x"),
+                Just("9"),
+                Just("é"),
+                Just("\u{2028}"),
+            ],
+            0..30,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
@@ -582,6 +611,13 @@ mod properties {
             let mut ours = Vec::new();
             MATCHERS[1].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
             prop_assert_eq!(ours, reference(whole, &text));
+        }
+
+        #[test]
+        fn the_split_inj09_equals_the_single_regex(text in inj09_soup()) {
+            let mut ours = Vec::new();
+            MATCHERS[8].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
+            prop_assert_eq!(ours, reference(INJ09, &text));
         }
 
         #[test]
