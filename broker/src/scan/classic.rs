@@ -12,7 +12,7 @@
 //! matches too). The two signals anchored at a line start (INJ05 and half of
 //! INJ06) are found from their unanchored tail and then checked with the full
 //! regex on the line, which gives the same matches without giving up the
-//! prefilter; INJ02 and INJ06 are split into alternatives matched as a union
+//! prefilter; INJ02, INJ06 and INJ09 are split into alternatives matched as a union
 //! for the same reason. Every step is linear in the input size.
 
 use std::ops::Range;
@@ -43,7 +43,14 @@ pub(super) const INJ06_ROLE_TAIL: &str = r"(?m)(?:system|assistant|human){S}*:{S
 pub(super) const INJ06_MARKERS: &[&str] = &["###"];
 pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl|fetch){B}[^.\n]{0,40}?(?:https?://|{B}webhook{B}|{B}to{S}+(?:my|the){S}+server{B})";
 pub(super) const INJ08: &str = r"{B}(?:run|execute|invoke){B}[^.\n]{0,25}?{B}(?:the{S}+following|this){B}[^.\n]{0,15}?{B}(?:command|script|shell|code){B}|{B}curl{B}[^\n]{0,60}\|{S}*(?:ba)?sh{B}";
+// The signal as one regex; the tests check the split form against it.
+#[cfg(test)]
 pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+// INJ09 is matched as `INJ09_THIS|(?:^|[^a-z0-9_\-])INJ09_ROLE` (see MATCHERS).
+pub(super) const INJ09_THIS: &str =
+    r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}";
+pub(super) const INJ09_ROLE: &str =
+    r"(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
 pub(super) const INJ10: &str = r"{B}(?:do{S}+not|don't|never){B}[^.\n]{0,25}?{B}(?:tell|mention|inform|reveal{S}+to|show){B}[^.\n]{0,20}?{B}(?:the{S}+)?(?:user|developer|human|operator){B}";
 
 /// Expands the `{B}`, `{S}` and `{HS}` shorthands.
@@ -73,6 +80,12 @@ pub(super) enum Matcher {
         tail: Regex,
         markers: &'static [&'static str],
     },
+    /// `(?:^|[^a-z0-9_\-])TAIL`: a match of `tail` at the start of the text
+    /// or after a character other than an ASCII lower-case letter, digit,
+    /// `_` or `-`, that character included. Found from `tail` alone, which
+    /// starts with literals the engine can search for (the leading class
+    /// leaves the whole regex none).
+    AfterNonWord(Regex),
     /// The alternatives of one signal regex, split so that each part keeps a
     /// selective literal prefilter, matched as their union: leftmost first, and
     /// at equal starts the earlier part, as in a single alternation.
@@ -90,6 +103,7 @@ impl Matcher {
                 tail,
                 markers,
             } => line_start_at(full, tail, markers, hay, pos),
+            Matcher::AfterNonWord(tail) => after_non_word_at(tail, hay, pos),
             Matcher::Union(parts) => parts
                 .iter()
                 .filter_map(|part| part.first_at(hay, pos))
@@ -107,7 +121,7 @@ impl Matcher {
             Matcher::Plain(regex) => {
                 out.extend(regex.find_iter(hay).take(limit).map(|m| m.range()));
             }
-            Matcher::LineStart { .. } => {
+            Matcher::LineStart { .. } | Matcher::AfterNonWord(_) => {
                 let mut pos = 0;
                 for _ in 0..limit {
                     let Some(span) = self.first_at(hay, pos) else {
@@ -144,6 +158,32 @@ impl Matcher {
             }
         }
     }
+}
+
+/// The first match of `(?:^|[^a-z0-9_\-])TAIL` starting at or after `pos`:
+/// the first match of `tail` at or after `pos` whose preceding character
+/// exists, starts at or after `pos` and is outside that class, or which
+/// starts the text. `tail` starts with a letter, so two of its matches that
+/// are tried never share their preceding character, and trying the next
+/// match from one character on is linear.
+fn after_non_word_at(tail: &Regex, hay: &str, pos: usize) -> Option<Range<usize>> {
+    let mut at = pos;
+    while at <= hay.len() {
+        let m = tail.find_at(hay, at)?;
+        if m.start() == 0 {
+            return Some(m.range());
+        }
+        if let Some(c) = hay[..m.start()].chars().next_back() {
+            let start = m.start() - c.len_utf8();
+            if start >= pos
+                && !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+            {
+                return Some(start..m.end());
+            }
+        }
+        at = next_char(hay, m.start());
+    }
+    None
 }
 
 /// Where the search for the next match starts after `span`.
@@ -245,7 +285,13 @@ pub(super) static MATCHERS: LazyLock<[Matcher; 10]> = LazyLock::new(|| {
         ]),
         plain(INJ07),
         plain(INJ08),
-        plain(INJ09),
+        // As one alternation, the leading class of the second part leaves the
+        // engine no literal to search for, and the whole text goes through
+        // its DFA.
+        Matcher::Union(vec![
+            plain(INJ09_THIS),
+            Matcher::AfterNonWord(compile(INJ09_ROLE)),
+        ]),
         plain(INJ10),
     ]
 });

@@ -18,10 +18,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::classic::compile;
+use super::literals::Literals;
 
 /// A family: its signal index in [`super::SIGNALS`], the anchors, and the
 /// patterns (any of which is a match).
@@ -363,11 +363,14 @@ const FAMILIES: &[Family] = &[
 /// The compiled families and the anchor scan.
 pub(super) struct Families {
     /// Every anchor, found in one pass.
-    anchors: AhoCorasick,
+    pub(super) anchors: Literals,
     /// Which families each anchor (by pattern index) belongs to (bit `i` is
     /// `FAMILIES[i]`).
     masks: Vec<u32>,
     patterns: Vec<(usize, Regex)>,
+    /// The anchors, by pattern id.
+    #[cfg(test)]
+    list: Vec<&'static str>,
 }
 
 /// The compiled families, built once per process.
@@ -412,10 +415,18 @@ impl Families {
             })
             .collect();
         Families {
-            anchors: anchor_searcher(&anchors),
+            anchors: Literals::new(&anchors),
+            #[cfg(test)]
+            list: anchors.clone(),
             masks: masks_by_index,
             patterns,
         }
+    }
+
+    /// The anchors, by pattern id.
+    #[cfg(test)]
+    pub(super) fn anchor_list(&self) -> &[&'static str] {
+        &self.list
     }
 
     /// Finds the matches of every family in `hay` (lowered text): up to
@@ -425,18 +436,18 @@ impl Families {
         let bytes = hay.as_bytes();
         // Candidate lines and the families whose anchors they hold.
         let mut lines: Vec<(Range<usize>, u32)> = Vec::new();
-        for m in self.anchors.find_iter(hay) {
-            let Some(&mask) = self.masks.get(m.pattern().as_usize()) else {
+        for (m_start, m_end, pattern) in self.anchors.find(hay) {
+            let Some(&mask) = self.masks.get(pattern) else {
                 continue;
             };
             if let Some((line, seen)) = lines.last_mut()
-                && line.contains(&m.start())
+                && line.contains(&m_start)
             {
                 *seen |= mask;
                 continue;
             }
-            let start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &bytes[m.end()..]).map_or(hay.len(), |i| m.end() + i);
+            let start = memchr::memrchr(b'\n', &bytes[..m_start]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &bytes[m_end..]).map_or(hay.len(), |i| m_end + i);
             lines.push((start..end, mask));
         }
         if lines.is_empty() {
@@ -462,18 +473,6 @@ impl Families {
     }
 }
 
-#[expect(
-    clippy::expect_used,
-    reason = "the anchors are constants; a test builds the searcher"
-)]
-fn anchor_searcher(anchors: &[&str]) -> AhoCorasick {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(anchors)
-        .expect("anchor searcher builds")
-}
-
 /// Lines that open a counterfeit conversation turn: an assistant's turn and
 /// a user's turn within [`TURN_WINDOW`] lines of each other (`Assistant: …`
 /// then `User: …`, in any order and any markup), or a user's turn carrying a
@@ -496,7 +495,7 @@ pub(super) fn counterfeit_turns(
         "user",
         "human",
     ];
-    static ROLE_COLON: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    static ROLE_COLON: LazyLock<Literals> = LazyLock::new(|| {
         let mut anchors = Vec::new();
         for role in ROLES {
             for tail in [":", " :", "\t:", "  :", "**", "__"] {
@@ -504,7 +503,7 @@ pub(super) fn counterfeit_turns(
             }
         }
         let anchors: Vec<&str> = anchors.iter().map(String::as_str).collect();
-        anchor_searcher(&anchors)
+        Literals::new(&anchors)
     });
     static TURN: LazyLock<Regex> = LazyLock::new(|| {
         compile(
@@ -524,15 +523,15 @@ pub(super) fn counterfeit_turns(
     let mut counted_to = 0;
     let mut found = 0;
     let mut last_line_end = None;
-    for m in ROLE_COLON.find_iter(hay) {
+    for (m_start, m_end, _) in ROLE_COLON.find(hay) {
         if found >= limit {
             break;
         }
-        if last_line_end.is_some_and(|end| m.start() <= end) {
+        if last_line_end.is_some_and(|end| m_start <= end) {
             continue;
         }
-        let start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &bytes[m.end()..]).map_or(hay.len(), |i| m.end() + i);
+        let start = memchr::memrchr(b'\n', &bytes[..m_start]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[m_end..]).map_or(hay.len(), |i| m_end + i);
         last_line_end = Some(end);
         let Some(caps) = TURN.captures(&hay[start..end]) else {
             continue;

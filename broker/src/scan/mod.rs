@@ -28,6 +28,7 @@ mod context;
 mod decode;
 mod families;
 mod fold;
+mod literals;
 
 use classic::{MATCHERS, is_python_space};
 use context::{Kind, classify};

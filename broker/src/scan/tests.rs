@@ -562,6 +562,35 @@ mod properties {
         .prop_map(|parts| parts.concat())
     }
 
+    fn inj09_soup() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just("this"),
+                Just("message"),
+                Just("instruction"),
+                Just("overrides"),
+                Just("takes"),
+                Just("precedence"),
+                Just("admin"),
+                Just("administrator"),
+                Just("owner"),
+                Just("developer"),
+                Just("override"),
+                Just("command"),
+                Just(" "),
+                Just("\n"),
+                Just("-"),
+                Just("_"),
+                Just("x"),
+                Just("9"),
+                Just("é"),
+                Just("\u{2028}"),
+            ],
+            0..30,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
@@ -585,8 +614,51 @@ mod properties {
         }
 
         #[test]
+        fn the_split_inj09_equals_the_single_regex(text in inj09_soup()) {
+            let mut ours = Vec::new();
+            MATCHERS[8].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
+            prop_assert_eq!(ours, reference(INJ09, &text));
+        }
+
+        #[test]
         fn folding_equals_nfkc(text in "[a-zA-Z\n \u{300}-\u{36f}\u{ff01}-\u{ff5e}\u{fb00}-\u{fb06}\u{1100}-\u{1112}\u{1161}-\u{1175}\u{11a8}-\u{11c2}\u{ac00}-\u{ac10}\u{2000}-\u{2030}\u{304b}\u{3099}\u{309a}\u{0915}\u{093c}\u{0958}\u{212b}\u{2126}\u{1e9b}\u{0323}\u{0344}\u{0f73}\u{fdfa}\u{3300}\u{0b47}\u{0b3e}é日]{0,60}") {
             check_folded(&text);
+        }
+
+        #[test]
+        fn packed_literals_find_what_the_automaton_finds(
+            literals in proptest::collection::vec("[abc:* ]{1,6}", 1..40),
+            hay in "[abc:* \n]{0,300}",
+        ) {
+            let mut unique: Vec<&str> = Vec::new();
+            for literal in &literals {
+                if !unique.contains(&literal.as_str()) {
+                    unique.push(literal);
+                }
+            }
+            let set = super::literals::Literals::new(&unique);
+            prop_assert!(set.is_packed());
+            prop_assert_eq!(set.find(&hay), set.reference(&hay));
+        }
+
+        #[test]
+        fn the_family_anchors_are_found_as_the_automaton_finds_them(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    "[ -~\n\u{a0}-\u{3ff}]{0,10}".prop_map(|t| t),
+                    (0..FAMILY_SET.anchor_list().len()).prop_map(|i| FAMILY_SET.anchor_list()[i].to_owned()),
+                    (0..FAMILY_SET.anchor_list().len(), 1..4_usize).prop_map(|(i, cut)| {
+                        let a = FAMILY_SET.anchor_list()[i];
+                        let keep = a.len().saturating_sub(cut);
+                        a.get(..keep).unwrap_or(a).to_owned()
+                    }),
+                ],
+                0..30,
+            )
+        ) {
+            let hay = parts.concat();
+            prop_assert!(FAMILY_SET.anchors.is_packed());
+            prop_assert_eq!(FAMILY_SET.anchors.find(&hay), FAMILY_SET.anchors.reference(&hay));
         }
 
         #[test]

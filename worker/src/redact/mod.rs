@@ -45,11 +45,16 @@
 //!
 //! # Cost
 //!
-//! Construction compiles nothing. One Aho-Corasick automaton over every
-//! rule's anchors is built on first use (well under a millisecond) and scans
-//! the text once; a rule runs only at its own anchors' hits, on a window
-//! around the hit, and a rule's regex is compiled the first time one of its
-//! anchors is seen. Text without any anchor costs that one scan and no
+//! Construction compiles nothing. The anchor search is built on first use
+//! (well under a millisecond): a few packed (SIMD) literal searchers, each
+//! over a small group of anchor prefixes, run over the text (the any-case
+//! key words over a lower-cased copy made a chunk at a time), and at each
+//! position where a prefix starts every anchor is compared in full. That
+//! finds exactly what one Aho-Corasick automaton over every anchor finds (the
+//! automaton stays as the reference, and as the search where a packed
+//! searcher cannot be built). A rule runs only at its own anchors' hits, on a
+//! window around the hit, and a rule's regex is compiled the first time one
+//! of its anchors is seen. Text without any anchor costs those scans and no
 //! allocation.
 //!
 //! # Limits
@@ -73,6 +78,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
+use aho_corasick::packed::{Config as PackedConfig, MatchKind as PackedMatchKind, Searcher};
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex_automata::meta::Regex;
 use regex_automata::util::captures::Captures;
@@ -140,10 +146,99 @@ fn compiled(index: usize) -> &'static Regex {
 /// The anchors of every rule in one automaton, and for each anchor the rules
 /// that own it.
 struct Prefilter {
+    /// Every anchor (folded to lower case), matched in any case. The
+    /// reference the gate is checked against, and the search used where no
+    /// gate could be built.
     automaton: AhoCorasick,
     /// For each anchor (by pattern id), the rules that own it, with the
     /// anchor as that rule wrote it.
     owners: Vec<Vec<(usize, &'static str)>>,
+    /// The folded anchors, by pattern id.
+    folded: Vec<String>,
+    /// The anchors by their folded first byte (pattern ids).
+    by_first: Vec<Vec<usize>>,
+    /// The vectorised gate, when every group of it could be built.
+    gate: Option<Gate>,
+}
+
+/// Where an anchor may start: a few packed (SIMD) literal searchers, each
+/// over a small group of gate literals that share a length, so each keeps a
+/// selective fingerprint. A gate literal is an anchor's first four bytes (or
+/// the whole anchor when shorter). The exact-case anchors are searched in the
+/// text itself, the any-case ones in a lower-cased copy made a chunk at a
+/// time. Every position where a gate literal starts is reported (a search
+/// resumes one byte after the start of its last hit), and there every anchor
+/// is compared in full, so the gate finds exactly the anchor hits the
+/// automaton finds whose case some owner accepts.
+struct Gate {
+    exact: Vec<Searcher>,
+    any_case: Searcher,
+}
+
+/// Gate literals per exact-case searcher: small groups keep the fingerprint
+/// of each of Teddy's buckets narrow.
+const GATE_GROUP: usize = 22;
+
+/// The lower-cased copy of the text is made this many bytes at a time.
+const GATE_CHUNK: usize = 32 * 1024;
+
+/// The longest any-case gate literal, less one: the overlap of two chunks.
+const GATE_OVERLAP: usize = 3;
+
+/// A packed searcher over `literals`, or `None` where none can be built.
+fn packed(literals: &[String]) -> Option<Searcher> {
+    let mut builder = PackedConfig::new()
+        .match_kind(PackedMatchKind::LeftmostFirst)
+        .heuristic_pattern_limits(false)
+        .builder();
+    builder.extend(literals);
+    builder.build()
+}
+
+/// The gate over `RULES`' anchors; `None` where a searcher cannot be built.
+fn build_gate() -> Option<Gate> {
+    let mut exact: Vec<Vec<String>> = vec![Vec::new(); 5];
+    let mut any_case: Vec<String> = Vec::new();
+    for rule in RULES {
+        for anchor in rule.anchors {
+            let head = &anchor[..anchor.len().min(4)];
+            if rule.any_case {
+                any_case.push(head.to_ascii_lowercase());
+            } else {
+                exact[head.len()].push(head.to_owned());
+            }
+        }
+    }
+    any_case.sort_unstable();
+    any_case.dedup();
+    let mut searchers = Vec::new();
+    for mut group in exact {
+        group.sort_unstable();
+        group.dedup();
+        for part in group.chunks(GATE_GROUP) {
+            searchers.push(packed(part)?);
+        }
+    }
+    Some(Gate {
+        exact: searchers,
+        any_case: packed(&any_case)?,
+    })
+}
+
+/// Pushes every position of `hay` (offset by `base`) where a literal of
+/// `searcher` starts, for starts before `until` (relative to `hay`).
+fn gate_starts(searcher: &Searcher, hay: &[u8], base: usize, until: usize, out: &mut Vec<usize>) {
+    let mut at = 0;
+    while at < until {
+        let Some(hit) = searcher.find_in(hay, aho_corasick::Span::from(at..hay.len())) else {
+            break;
+        };
+        if hit.start() >= until {
+            break;
+        }
+        out.push(base + hit.start());
+        at = hit.start() + 1;
+    }
 }
 
 static PREFILTER: LazyLock<Prefilter> = LazyLock::new(build_prefilter);
@@ -174,7 +269,105 @@ fn build_prefilter() -> Prefilter {
         .match_kind(MatchKind::Standard)
         .build(&anchors)
         .expect("the redaction anchors build an automaton");
-    Prefilter { automaton, owners }
+    let mut by_first = vec![Vec::new(); 256];
+    for (slot, anchor) in anchors.iter().enumerate() {
+        if let Some(&first) = anchor.as_bytes().first() {
+            by_first[usize::from(first)].push(slot);
+        }
+    }
+    Prefilter {
+        automaton,
+        owners,
+        folded: anchors,
+        by_first,
+        gate: build_gate(),
+    }
+}
+
+/// An anchor hit that one of the anchor's owners accepts as to case: the
+/// hit's range and the owning rule, with the anchor as that rule wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hit {
+    start: usize,
+    end: usize,
+    rule: usize,
+}
+
+impl Prefilter {
+    /// Every accepted anchor hit of `text`, in the order the automaton's
+    /// overlapping search reports them (by end, then by start), and for one
+    /// hit its owners in table order.
+    fn hits(&self, text: &str) -> Vec<Hit> {
+        match &self.gate {
+            Some(gate) => self.gated_hits(gate, text),
+            None => self.automaton_hits(text),
+        }
+    }
+
+    /// The owners of the anchor `slot` at `start..end` that accept its case.
+    fn accept(&self, bytes: &[u8], slot: usize, start: usize, end: usize, out: &mut Vec<Hit>) {
+        for &(rule, anchor) in &self.owners[slot] {
+            if RULES[rule].any_case || &bytes[start..end] == anchor.as_bytes() {
+                out.push(Hit { start, end, rule });
+            }
+        }
+    }
+
+    /// [`Prefilter::hits`] through the automaton: the reference.
+    fn automaton_hits(&self, text: &str) -> Vec<Hit> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        for hit in self.automaton.find_overlapping_iter(text) {
+            self.accept(
+                bytes,
+                hit.pattern().as_usize(),
+                hit.start(),
+                hit.end(),
+                &mut out,
+            );
+        }
+        out
+    }
+
+    /// [`Prefilter::hits`] through the gate.
+    fn gated_hits(&self, gate: &Gate, text: &str) -> Vec<Hit> {
+        let bytes = text.as_bytes();
+        let mut starts = Vec::new();
+        for searcher in &gate.exact {
+            gate_starts(searcher, bytes, 0, bytes.len(), &mut starts);
+        }
+        let mut lowered = [0_u8; GATE_CHUNK + GATE_OVERLAP];
+        let mut from = 0;
+        while from < bytes.len() {
+            let to = (from + GATE_CHUNK).min(bytes.len());
+            let reach = (to + GATE_OVERLAP).min(bytes.len());
+            let chunk = &mut lowered[..reach - from];
+            chunk.copy_from_slice(&bytes[from..reach]);
+            chunk.make_ascii_lowercase();
+            gate_starts(&gate.any_case, chunk, from, to - from, &mut starts);
+            from = to;
+        }
+        starts.sort_unstable();
+        starts.dedup();
+        let mut out = Vec::new();
+        for start in starts {
+            let first = bytes[start].to_ascii_lowercase();
+            for &slot in &self.by_first[usize::from(first)] {
+                let anchor = self.folded[slot].as_bytes();
+                let end = start + anchor.len();
+                if bytes
+                    .get(start..end)
+                    .is_some_and(|seen| seen.eq_ignore_ascii_case(anchor))
+                {
+                    self.accept(bytes, slot, start, end, &mut out);
+                }
+            }
+        }
+        // The automaton reports by end; at one end, the longer anchor first;
+        // one anchor's owners in table order (the sort is stable).
+        out.sort_by_key(|hit| (hit.end, hit.start));
+        out
+    }
 }
 
 /// A secret found in a text: its byte range and the rule that found it.
@@ -381,35 +574,31 @@ fn find(text: &str) -> Vec<Found> {
         name_end: 0,
         no_end_after: None,
     };
-    for hit in prefilter.automaton.find_overlapping_iter(text) {
-        for &(index, anchor) in &prefilter.owners[hit.pattern().as_usize()] {
-            let rule = &RULES[index];
-            let (start, end) = (hit.start(), hit.end());
-            if start < scan.covered[index] && rule.kind != Kind::Header {
-                continue;
-            }
-            if !rule.any_case && &bytes[start..end] != anchor.as_bytes() {
-                continue;
-            }
-            if rule.bounded && start > 0 && is_word_byte(bytes[start - 1]) {
-                continue;
-            }
-            let before = found.len();
-            match rule.kind {
-                Kind::Token => token_at(text, index, rule, start, end, &mut found),
-                Kind::Header => header_at(text, index, rule, start, &mut found),
-                Kind::Assignment => {
-                    if start >= scan.name_end {
-                        scan.name_end = generic::assignment_at(text, start, end, index, &mut found);
-                    }
+    for hit in prefilter.hits(text) {
+        let index = hit.rule;
+        let rule = &RULES[index];
+        let (start, end) = (hit.start, hit.end);
+        if start < scan.covered[index] && rule.kind != Kind::Header {
+            continue;
+        }
+        if rule.bounded && start > 0 && is_word_byte(bytes[start - 1]) {
+            continue;
+        }
+        let before = found.len();
+        match rule.kind {
+            Kind::Token => token_at(text, index, rule, start, end, &mut found),
+            Kind::Header => header_at(text, index, rule, start, &mut found),
+            Kind::Assignment => {
+                if start >= scan.name_end {
+                    scan.name_end = generic::assignment_at(text, start, end, index, &mut found);
                 }
-                Kind::Url => blocks::url_at(text, start, index, &mut found),
-                Kind::KeyBlock => blocks::key_block_at(text, start, index, &mut scan, &mut found),
-                Kind::Putty => blocks::putty_at(text, start, index, &mut found),
             }
-            if let Some(last) = found[before..].iter().map(|f| f.end).max() {
-                scan.covered[index] = scan.covered[index].max(last);
-            }
+            Kind::Url => blocks::url_at(text, start, index, &mut found),
+            Kind::KeyBlock => blocks::key_block_at(text, start, index, &mut scan, &mut found),
+            Kind::Putty => blocks::putty_at(text, start, index, &mut found),
+        }
+        if let Some(last) = found[before..].iter().map(|f| f.end).max() {
+            scan.covered[index] = scan.covered[index].max(last);
         }
     }
     merge(found)

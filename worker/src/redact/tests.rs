@@ -916,6 +916,26 @@ mod properties {
         }
 
         #[test]
+        fn the_gate_finds_exactly_the_automatons_hits(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    "[ -~\n\t\u{a0}-\u{3ff}]{0,12}".prop_map(|t| t),
+                    (0..ANCHORS.len(), 0..4_u8, any::<u64>()).prop_map(|(i, case, bits)| recase(ANCHORS[i], case, bits)),
+                    (0..ANCHORS.len(), 1..4_usize).prop_map(|(i, cut)| ANCHORS[i][..ANCHORS[i].len().saturating_sub(cut)].to_owned()),
+                ],
+                0..24,
+            )
+        ) {
+            let text = parts.concat();
+            let prefilter = &*PREFILTER;
+            let gate = prefilter.gate.as_ref();
+            prop_assert!(gate.is_some());
+            if let Some(gate) = gate {
+                prop_assert_eq!(prefilter.gated_hits(gate, &text), prefilter.automaton_hits(&text));
+            }
+        }
+
+        #[test]
         fn unchanged_text_is_reported_as_unchanged(text in "\\PC{0,300}") {
             let mut report = RedactionReport::default();
             match Redactor::new(true).redact_str(&text, &mut report) {
@@ -1523,4 +1543,56 @@ fn spans_say_where_the_secrets_of_the_raw_text_are() {
         ]
     );
     assert!(Redactor::new(false).redact_spans(text).is_empty());
+}
+
+/// Every rule's anchors, as written.
+static ANCHORS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    RULES
+        .iter()
+        .flat_map(|rule| rule.anchors.iter().copied())
+        .collect()
+});
+
+/// `anchor` as written (0), lower-cased (1), upper-cased (2) or with the
+/// case of each letter taken from `bits` (3).
+fn recase(anchor: &str, case: u8, bits: u64) -> String {
+    match case {
+        0 => anchor.to_owned(),
+        1 => anchor.to_ascii_lowercase(),
+        2 => anchor.to_ascii_uppercase(),
+        _ => anchor
+            .chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if bits >> (i % 64) & 1 == 1 {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn the_gate_sees_anchors_across_its_chunk_boundaries() {
+    let prefilter = &*PREFILTER;
+    let Some(gate) = prefilter.gate.as_ref() else {
+        panic!("the gate builds");
+    };
+    for anchor in ANCHORS.iter() {
+        for shift in 0..anchor.len() + 1 {
+            for case in 0..3 {
+                let pad = "x ".repeat(GATE_CHUNK);
+                let text = format!(
+                    "{}{}{}",
+                    &pad[..GATE_CHUNK - shift],
+                    recase(anchor, case, 0),
+                    &pad[..100]
+                );
+                let hits = prefilter.gated_hits(gate, &text);
+                assert_eq!(hits, prefilter.automaton_hits(&text), "{anchor} {shift}");
+            }
+        }
+    }
 }
