@@ -492,7 +492,12 @@ fn value_at(text: &str, mut at: usize) -> Option<(std::ops::Range<usize>, bool)>
         let Some(&b) = bytes.get(end) else {
             break;
         };
+        // Any control byte ends a bare value (vertical tab and NUL included,
+        // which `is_ascii_whitespace` does not cover): the value before it is
+        // judged on its own instead of the whole run being refused as
+        // "contains a control character".
         if b.is_ascii_whitespace()
+            || b.is_ascii_control()
             || matches!(
                 b,
                 b'"' | b'\''
@@ -508,7 +513,6 @@ fn value_at(text: &str, mut at: usize) -> Option<(std::ops::Range<usize>, bool)>
                     | b']'
                     | b'{'
                     | b'}'
-                    | 0x1C..=0x1F
             )
         {
             break;

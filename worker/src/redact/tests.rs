@@ -327,6 +327,32 @@ fn name_prefixed_assignments_are_caught() {
     }
 }
 
+/// A bare value ends at any control character; what follows it cannot make
+/// the whole assignment look like something other than a secret.
+#[test]
+fn a_bare_value_ends_at_any_control_character() {
+    let value = "Q7x0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabc";
+    for after in [
+        "\u{b}",
+        "\u{0}",
+        "\u{7f}",
+        "\u{1}x",
+        "|\u{b}[>\u{4}",
+        "\u{c}",
+    ] {
+        for key in ["secret_access_key:", "(password=", "api_token: "] {
+            let text = format!("{key}{value}{after}");
+            let (out, report) = redact(&text);
+            assert!(!out.contains(value), "{text:?} -> {out:?}");
+            assert_eq!(report.rules(), vec!["assigned-secret"], "{text:?}");
+            assert!(
+                out.ends_with(after.trim_start_matches('|')),
+                "{text:?} -> {out:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn common_secret_assignments_are_caught() {
     for (text, expected) in [
