@@ -492,10 +492,12 @@ fn value_at(text: &str, mut at: usize) -> Option<(std::ops::Range<usize>, bool)>
         let Some(&b) = bytes.get(end) else {
             break;
         };
-        // Any control byte ends a bare value (vertical tab and NUL included,
-        // which `is_ascii_whitespace` does not cover): the value before it is
-        // judged on its own instead of the whole run being refused as
-        // "contains a control character".
+        // A pipe ends a bare value as `;`, `,` and `&` do: it separates
+        // commands, table cells and alternatives far more often than it
+        // stands inside an unquoted password. Any control byte ends one too
+        // (vertical tab and NUL included, which `is_ascii_whitespace` does
+        // not cover): the value before it is judged on its own instead of the
+        // whole run being refused as "contains a control character".
         if b.is_ascii_whitespace()
             || b.is_ascii_control()
             || matches!(
@@ -505,6 +507,7 @@ fn value_at(text: &str, mut at: usize) -> Option<(std::ops::Range<usize>, bool)>
                     | b';'
                     | b','
                     | b'&'
+                    | b'|'
                     | b'<'
                     | b'>'
                     | b'('
