@@ -406,10 +406,15 @@ fn skip_type_annotation(bytes: &[u8], at: usize) -> usize {
         end += 1;
     }
     // `name: Type = value` has a blank before the `=`; `name: a=b` is a
-    // value holding `=`.
+    // value holding `=`. With nothing after the `=` on its line there is no
+    // typed value, and what stood after the colon is the value itself.
     let eq = skip_blanks(bytes, end);
     if eq > end && bytes.get(eq) == Some(&b'=') && !matches!(bytes.get(eq + 1), Some(b'=' | b'>')) {
-        skip_blanks(bytes, eq + 1)
+        let value = skip_blanks(bytes, eq + 1);
+        match bytes.get(value) {
+            None | Some(b'\n' | b'\r') => at,
+            Some(_) => value,
+        }
     } else {
         at
     }

@@ -352,6 +352,24 @@ fn a_bare_value_ends_at_any_control_character_and_at_a_pipe() {
     }
 }
 
+/// `name: Type = value` skips the type; `name: value =` with nothing after
+/// the `=` has no type, and the value after the colon is judged.
+#[test]
+fn a_colon_value_followed_by_a_bare_equals_sign_is_still_the_value() {
+    let value = "Q7x0123456789ABCDEFGHIJKLM";
+    for text in [
+        format!(" api_key: {value} ="),
+        format!("api_key: {value} =\nnext = 1"),
+        format!("password: {value} =  \r\n"),
+    ] {
+        let (out, report) = redact(&text);
+        assert!(!out.contains(value), "{text:?} -> {out:?}");
+        assert_eq!(report.rules(), vec!["assigned-secret"], "{text:?}");
+    }
+    let (out, _) = redact(&format!("password: str = \"{value}\""));
+    assert_eq!(out, "password: str = \"[redacted:assigned-secret]\"");
+}
+
 #[test]
 fn common_secret_assignments_are_caught() {
     for (text, expected) in [
@@ -860,7 +878,8 @@ mod properties {
             .prop_map(|(edge, body)| format!("{edge}{body}"))
     }
 
-    /// A secret of each rule's shape, with its rule name.
+    /// A secret of each rule's shape, with its rule name. An assigned value
+    /// never starts with `=`: after an `=` that would be the comparison `==`.
     fn secret() -> impl Strategy<Value = (&'static str, String, String)> {
         prop_oneof![
             ("(AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}").prop_map(|s| ("aws-access-key-id", s.clone(), s)),
@@ -884,7 +903,7 @@ mod properties {
             ("(?i:authorization)", "[ \t]{0,3}", "[ \t]{0,3}", "(?i:basic|bearer)", "[ \t]{1,3}", "[!-~]{5,40}[0-9]").prop_map(|(a, s1, s2, kind, s3, token)| {
                 ("basic-auth-header", format!("{a}{s1}:{s2}{kind}{s3}{token}"), token)
             }),
-            ("([A-Z]{1,8}_)?", "(?i:api_key|secret_key|access_token|auth_token|client_secret|private_key|passwd|password|secret|secret_access_key)", "[ \t]{0,2}[:=][ \t]{0,2}", "[\"']?", "[A-Za-z0-9_+/.=~-]{11,40}[0-9]").prop_map(|(prefix, name, sep, quote, value)| {
+            ("([A-Z]{1,8}_)?", "(?i:api_key|secret_key|access_token|auth_token|client_secret|private_key|passwd|password|secret|secret_access_key)", "[ \t]{0,2}[:=][ \t]{0,2}", "[\"']?", "[A-Za-z0-9_+/.~-][A-Za-z0-9_+/.=~-]{10,39}[0-9]").prop_map(|(prefix, name, sep, quote, value)| {
                 ("assigned-secret", format!("{prefix}{name}{sep}{quote}{value}{quote}"), value)
             }),
         ]
