@@ -784,7 +784,10 @@ pub fn exempt_by_design(rule: &str, secret: &str) -> bool {
         "basic-auth-header" => is_reference(secret) || starts_with_authorization(secret),
         "url-credentials" => blocks::password_is_exempt(secret),
         "assigned-secret" => {
-            !generic::value_is_secret(secret, false, "")
+            // Judged as the rule reads a bare value: a full stop after it is
+            // not part of it.
+            let bare = secret.trim_end_matches('.');
+            !generic::value_is_secret(bare, false, "")
                 || !generic::value_is_secret(secret, true, "")
         }
         _ => false,
