@@ -405,6 +405,16 @@ fn skip_type_annotation(bytes: &[u8], at: usize) -> usize {
     {
         end += 1;
     }
+    // A type is made of names (`str`, `Optional[str]`, `typing.Final`); a
+    // part shaped like a secret means this is the value, not a type.
+    let secret_part = std::str::from_utf8(&bytes[at..end]).is_ok_and(|annotation| {
+        annotation
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|part| value_is_secret(part, false, ""))
+    });
+    if secret_part {
+        return at;
+    }
     // `name: Type = value` has a blank before the `=`; `name: a=b` is a
     // value holding `=`. With nothing after the `=` on its line there is no
     // typed value, and what stood after the colon is the value itself.

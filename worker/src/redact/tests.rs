@@ -368,6 +368,16 @@ fn a_colon_value_followed_by_a_bare_equals_sign_is_still_the_value() {
     }
     let (out, _) = redact(&format!("password: str = \"{value}\""));
     assert_eq!(out, "password: str = \"[redacted:assigned-secret]\"");
+    let (out, _) = redact(&format!("password: Optional[str] = \"{value}\""));
+    assert_eq!(
+        out,
+        "password: Optional[str] = \"[redacted:assigned-secret]\""
+    );
+    // What stands after the colon is not a type when it is shaped like a
+    // secret, whatever follows it.
+    let text = format!("SecretKey:{value}[UUUU]password = \"x\"");
+    let (out, _) = redact(&text);
+    assert!(!out.contains(value), "{text:?} -> {out:?}");
 }
 
 #[test]
