@@ -553,8 +553,10 @@ fn push_token(out: &mut String, rule: &str) {
 /// What one scan remembers between hits.
 struct Scan {
     /// Per rule, where its last accepted secret ended: a later hit of the
-    /// same rule inside it is not tried again (a header may be: its token
-    /// can swallow the next header's name).
+    /// same rule inside it is not tried again. A header and an assignment
+    /// may be: a header's token can swallow the next header's name, and a
+    /// bare value can swallow the next key name on its line
+    /// (`credentials= api_key: 'value'`), whose own value must still be found.
     covered: Vec<usize>,
     /// Where the assignment rule last read a key name up to.
     name_end: usize,
@@ -578,7 +580,7 @@ fn find(text: &str) -> Vec<Found> {
         let index = hit.rule;
         let rule = &RULES[index];
         let (start, end) = (hit.start, hit.end);
-        if start < scan.covered[index] && rule.kind != Kind::Header {
+        if start < scan.covered[index] && !matches!(rule.kind, Kind::Header | Kind::Assignment) {
             continue;
         }
         if rule.bounded && start > 0 && is_word_byte(bytes[start - 1]) {

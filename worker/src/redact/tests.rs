@@ -380,6 +380,20 @@ fn a_colon_value_followed_by_a_bare_equals_sign_is_still_the_value() {
     assert!(!out.contains(value), "{text:?} -> {out:?}");
 }
 
+/// A bare value that swallows the next key name on its line does not hide
+/// that key's own value.
+#[test]
+fn a_key_name_inside_a_bare_value_still_has_its_value_found() {
+    let value = "Q7x0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijk";
+    for text in [
+        format!("credentials= api_key:'{value}' "),
+        format!("password= secret: \"{value}\""),
+    ] {
+        let (out, _) = redact(&text);
+        assert!(!out.contains(value), "{text:?} -> {out:?}");
+    }
+}
+
 #[test]
 fn common_secret_assignments_are_caught() {
     for (text, expected) in [
