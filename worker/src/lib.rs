@@ -35,6 +35,7 @@
 pub mod deadline;
 pub mod fs;
 pub mod git;
+pub mod literals;
 pub mod overview;
 pub mod pattern;
 pub mod process;

@@ -2,21 +2,15 @@
 //! leftmost-first semantics searches them (non-overlapping; at the leftmost
 //! start, the literal listed first), but with packed (SIMD, Teddy) searchers.
 //!
-//! The literals are split into small groups of the same prefix length, one
-//! packed searcher per group, so each keeps a selective fingerprint (one
-//! searcher over a hundred literals of mixed lengths matches its fingerprint
-//! almost everywhere in prose). Every position where some literal starts is
-//! reported by some group (a search resumes one byte after the start of its
-//! last hit); at each such position the literals starting with that byte are
-//! compared in full, and the leftmost-first choice is made over the positions
-//! in order. The automaton is kept for the platforms where
-//! no packed searcher can be built, and as the reference in the tests.
+//! The candidate starts come from [`moat_worker::literals::Starts`] (small
+//! groups of the same prefix length, every start reported); at each one the
+//! literals starting with that byte are compared in full, and the
+//! leftmost-first choice is made over the positions in order. The automaton
+//! is kept for the platforms where no packed searcher can be built, and as
+//! the reference in the tests.
 
-use aho_corasick::packed::{Config, MatchKind as PackedKind, Searcher};
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, Span};
-
-/// Literals per packed searcher.
-const GROUP: usize = 22;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use moat_worker::literals::Starts;
 
 /// The literal set.
 pub(super) struct Literals {
@@ -29,7 +23,7 @@ struct Packed {
     literals: Vec<Vec<u8>>,
     /// Pattern ids by first byte, ascending.
     by_first: Vec<Vec<usize>>,
-    groups: Vec<Searcher>,
+    starts: Starts,
 }
 
 impl Literals {
@@ -76,40 +70,21 @@ impl Literals {
 
 impl Packed {
     fn new(literals: &[&str]) -> Option<Packed> {
-        // Grouped by length up to four (the fingerprint Teddy takes).
-        let mut by_length: Vec<Vec<Vec<u8>>> = vec![Vec::new(); 5];
         let mut by_first = vec![Vec::new(); 256];
         for (id, literal) in literals.iter().enumerate() {
-            let bytes = literal.as_bytes();
-            let first = *bytes.first()?;
+            let first = *literal.as_bytes().first()?;
             by_first[usize::from(first)].push(id);
-            by_length[bytes.len().min(4)].push(bytes.to_vec());
-        }
-        let mut groups = Vec::new();
-        for mut heads in by_length {
-            heads.sort_unstable();
-            heads.dedup();
-            for part in heads.chunks(GROUP) {
-                let mut builder = Config::new()
-                    .match_kind(PackedKind::LeftmostFirst)
-                    .heuristic_pattern_limits(false)
-                    .builder();
-                builder.extend(part);
-                groups.push(builder.build()?);
-            }
         }
         Some(Packed {
             literals: literals.iter().map(|l| l.as_bytes().to_vec()).collect(),
             by_first,
-            groups,
+            starts: Starts::grouped(literals)?,
         })
     }
 
     fn find(&self, hay: &[u8]) -> Vec<(usize, usize, usize)> {
         let mut starts = Vec::new();
-        for group in &self.groups {
-            all_starts(group, hay, &mut starts);
-        }
+        self.starts.push(hay, 0, hay.len(), &mut starts);
         starts.sort_unstable();
         starts.dedup();
         let mut out = Vec::new();
@@ -128,50 +103,5 @@ impl Packed {
             }
         }
         out
-    }
-}
-
-/// Pushes every position of `hay` where a literal of `group` starts; returns
-/// how many searches that took. Each search resumes one byte after the last
-/// start and scans on from there, so the searches are at most one more than
-/// the starts, and the text each scans before its hit is not scanned again.
-fn all_starts(group: &Searcher, hay: &[u8], out: &mut Vec<usize>) -> usize {
-    let mut searches = 1;
-    let mut at = 0;
-    while let Some(hit) = group.find_in(hay, Span::from(at..hay.len())) {
-        out.push(hit.start());
-        at = hit.start() + 1;
-        searches += 1;
-    }
-    searches
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_searches_are_bounded_by_the_starts() {
-        let literals: Vec<&[u8]> = vec![b"aaaa", b"aa", b"a a"];
-        for hay in [
-            "a".repeat(100_000),
-            "a ".repeat(50_000),
-            "b".repeat(100_000),
-        ] {
-            for literal in &literals {
-                let mut builder = Config::new()
-                    .match_kind(PackedKind::LeftmostFirst)
-                    .builder();
-                builder.add(literal);
-                let Some(group) = builder.build() else {
-                    panic!("a packed searcher builds");
-                };
-                let mut starts = Vec::new();
-                let searches = all_starts(&group, hay.as_bytes(), &mut starts);
-                assert_eq!(searches, starts.len() + 1);
-                assert!(starts.len() <= hay.len());
-                assert!(starts.windows(2).all(|w| w[0] < w[1]));
-            }
-        }
     }
 }

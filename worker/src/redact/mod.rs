@@ -78,7 +78,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::packed::{Config as PackedConfig, MatchKind as PackedMatchKind, Searcher};
+use crate::literals::Starts;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex_automata::meta::Regex;
 use regex_automata::util::captures::Captures;
@@ -161,23 +161,16 @@ struct Prefilter {
     gate: Option<Gate>,
 }
 
-/// Where an anchor may start: a few packed (SIMD) literal searchers, each
-/// over a small group of gate literals that share a length, so each keeps a
-/// selective fingerprint. A gate literal is an anchor's first four bytes (or
-/// the whole anchor when shorter). The exact-case anchors are searched in the
-/// text itself, the any-case ones in a lower-cased copy made a chunk at a
-/// time. Every position where a gate literal starts is reported (a search
-/// resumes one byte after the start of its last hit), and there every anchor
-/// is compared in full, so the gate finds exactly the anchor hits the
+/// Where an anchor may start ([`crate::literals::Starts`]): a gate literal is
+/// an anchor's first four bytes (or the whole anchor when shorter). The
+/// exact-case anchors are searched in the text itself, the any-case ones in a
+/// lower-cased copy made a chunk at a time. At every reported start every
+/// anchor is compared in full, so the gate finds exactly the anchor hits the
 /// automaton finds whose case some owner accepts.
 struct Gate {
-    exact: Vec<Searcher>,
-    any_case: Searcher,
+    exact: Starts,
+    any_case: Starts,
 }
-
-/// Gate literals per exact-case searcher: small groups keep the fingerprint
-/// of each of Teddy's buckets narrow.
-const GATE_GROUP: usize = 22;
 
 /// The lower-cased copy of the text is made this many bytes at a time.
 const GATE_CHUNK: usize = 32 * 1024;
@@ -185,60 +178,26 @@ const GATE_CHUNK: usize = 32 * 1024;
 /// The longest any-case gate literal, less one: the overlap of two chunks.
 const GATE_OVERLAP: usize = 3;
 
-/// A packed searcher over `literals`, or `None` where none can be built.
-fn packed(literals: &[String]) -> Option<Searcher> {
-    let mut builder = PackedConfig::new()
-        .match_kind(PackedMatchKind::LeftmostFirst)
-        .heuristic_pattern_limits(false)
-        .builder();
-    builder.extend(literals);
-    builder.build()
-}
-
 /// The gate over `RULES`' anchors; `None` where a searcher cannot be built.
 fn build_gate() -> Option<Gate> {
-    let mut exact: Vec<Vec<String>> = vec![Vec::new(); 5];
-    let mut any_case: Vec<String> = Vec::new();
+    let mut exact: Vec<&[u8]> = Vec::new();
+    let mut any_case: Vec<Vec<u8>> = Vec::new();
     for rule in RULES {
         for anchor in rule.anchors {
-            let head = &anchor[..anchor.len().min(4)];
+            let head = &anchor.as_bytes()[..anchor.len().min(4)];
             if rule.any_case {
                 any_case.push(head.to_ascii_lowercase());
             } else {
-                exact[head.len()].push(head.to_owned());
+                exact.push(head);
             }
         }
     }
     any_case.sort_unstable();
     any_case.dedup();
-    let mut searchers = Vec::new();
-    for mut group in exact {
-        group.sort_unstable();
-        group.dedup();
-        for part in group.chunks(GATE_GROUP) {
-            searchers.push(packed(part)?);
-        }
-    }
     Some(Gate {
-        exact: searchers,
-        any_case: packed(&any_case)?,
+        exact: Starts::grouped(&exact)?,
+        any_case: Starts::single(&any_case)?,
     })
-}
-
-/// Pushes every position of `hay` (offset by `base`) where a literal of
-/// `searcher` starts, for starts before `until` (relative to `hay`).
-fn gate_starts(searcher: &Searcher, hay: &[u8], base: usize, until: usize, out: &mut Vec<usize>) {
-    let mut at = 0;
-    while at < until {
-        let Some(hit) = searcher.find_in(hay, aho_corasick::Span::from(at..hay.len())) else {
-            break;
-        };
-        if hit.start() >= until {
-            break;
-        }
-        out.push(base + hit.start());
-        at = hit.start() + 1;
-    }
 }
 
 static PREFILTER: LazyLock<Prefilter> = LazyLock::new(build_prefilter);
@@ -333,9 +292,7 @@ impl Prefilter {
     fn gated_hits(&self, gate: &Gate, text: &str) -> Vec<Hit> {
         let bytes = text.as_bytes();
         let mut starts = Vec::new();
-        for searcher in &gate.exact {
-            gate_starts(searcher, bytes, 0, bytes.len(), &mut starts);
-        }
+        gate.exact.push(bytes, 0, bytes.len(), &mut starts);
         let mut lowered = [0_u8; GATE_CHUNK + GATE_OVERLAP];
         let mut from = 0;
         while from < bytes.len() {
@@ -344,7 +301,7 @@ impl Prefilter {
             let chunk = &mut lowered[..reach - from];
             chunk.copy_from_slice(&bytes[from..reach]);
             chunk.make_ascii_lowercase();
-            gate_starts(&gate.any_case, chunk, from, to - from, &mut starts);
+            gate.any_case.push(chunk, from, to - from, &mut starts);
             from = to;
         }
         starts.sort_unstable();

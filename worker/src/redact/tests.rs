@@ -20,6 +20,14 @@ fn redact(text: &str) -> (String, RedactionReport) {
     (out, report)
 }
 
+/// `value` is gone from `text`, replaced by the assignment rule alone.
+#[track_caller]
+fn assert_assignment_hidden(text: &str, value: &str) {
+    let (out, report) = redact(text);
+    assert!(!out.contains(value), "{text:?} -> {out:?}");
+    assert_eq!(report.rules(), vec!["assigned-secret"], "{text:?}");
+}
+
 /// One sample secret per rule, the text it sits in, and the secret itself.
 fn planted() -> Vec<(&'static str, String, String)> {
     let pem_body = "MIIBVgIBADANBgkqhkiG9w0BAQEFAASCAUAwggE8AgEAAkEA";
@@ -344,10 +352,8 @@ fn a_bare_value_ends_at_any_control_character_and_at_a_pipe() {
     ] {
         for key in ["secret_access_key:", "(password=", "api_token: "] {
             let text = format!("{key}{value}{after}");
-            let (out, report) = redact(&text);
-            assert!(!out.contains(value), "{text:?} -> {out:?}");
-            assert_eq!(report.rules(), vec!["assigned-secret"], "{text:?}");
-            assert!(out.ends_with(after), "{text:?} -> {out:?}");
+            assert_assignment_hidden(&text, value);
+            assert!(redact(&text).0.ends_with(after), "{text:?}");
         }
     }
 }
@@ -362,9 +368,7 @@ fn a_colon_value_followed_by_a_bare_equals_sign_is_still_the_value() {
         format!("api_key: {value} =\nnext = 1"),
         format!("password: {value} =  \r\n"),
     ] {
-        let (out, report) = redact(&text);
-        assert!(!out.contains(value), "{text:?} -> {out:?}");
-        assert_eq!(report.rules(), vec!["assigned-secret"], "{text:?}");
+        assert_assignment_hidden(&text, value);
     }
     let (out, _) = redact(&format!("password: str = \"{value}\""));
     assert_eq!(out, "password: str = \"[redacted:assigned-secret]\"");
@@ -375,9 +379,7 @@ fn a_colon_value_followed_by_a_bare_equals_sign_is_still_the_value() {
     );
     // What stands after the colon is not a type when it is shaped like a
     // secret, whatever follows it.
-    let text = format!("SecretKey:{value}[UUUU]password = \"x\"");
-    let (out, _) = redact(&text);
-    assert!(!out.contains(value), "{text:?} -> {out:?}");
+    assert_assignment_hidden(&format!("SecretKey:{value}[UUUU]password = \"x\""), value);
 }
 
 /// A bare value that swallows the next key name on its line does not hide
@@ -389,8 +391,7 @@ fn a_key_name_inside_a_bare_value_still_has_its_value_found() {
         format!("credentials= api_key:'{value}' "),
         format!("password= secret: \"{value}\""),
     ] {
-        let (out, _) = redact(&text);
-        assert!(!out.contains(value), "{text:?} -> {out:?}");
+        assert_assignment_hidden(&text, value);
     }
 }
 
