@@ -13,6 +13,7 @@
 //! ```text
 //! cargo bench -p moat-broker --bench content            # 15 runs per input
 //! cargo bench -p moat-broker --bench content -- 31      # more runs
+//! cargo bench -p moat-broker --bench content -- file PATH [RUNS]   # one file
 //! ```
 //!
 //! The corpus is the Rust sources of the `regex`, `serde_json` and `memchr`
@@ -52,11 +53,28 @@ fn main() {
         }
         return;
     }
-    let runs: usize = std::env::args()
-        .nth(1)
+    // `-- file PATH [RUNS]`: the same columns for one file, as it is.
+    let from_file = args.first().is_some_and(|a| a == "file");
+    let runs: usize = args
+        .get(if from_file { 2 } else { 0 })
         .and_then(|arg| arg.parse().ok())
         .unwrap_or(15)
         .max(1);
+    if from_file {
+        let Some(path) = args.get(1) else {
+            eprintln!("usage: content file PATH [RUNS]");
+            return;
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                return;
+            }
+        };
+        measure(&[(path.as_str(), text)], runs);
+        return;
+    }
     let source = corpus();
     // Cold start, once per process: construction, the prefilter automaton,
     // and the first redaction of a 64 KiB slice (which compiles the rules
@@ -83,6 +101,11 @@ fn main() {
         ("with-secrets", with_secrets(&source)),
         ("with-injections", with_injections(&source)),
     ];
+    measure(&inputs, runs);
+}
+
+/// Prints the columns for each input: the median of `runs` runs.
+fn measure(inputs: &[(&str, String)], runs: usize) {
     let redactor = Redactor::new(true);
     let scanner = Scanner::new();
     let controls = Controls::new(true, true);
@@ -99,7 +122,7 @@ fn main() {
         "redacted",
         "findings"
     );
-    for (name, text) in &inputs {
+    for (name, text) in inputs {
         let mut redact_times = Vec::with_capacity(runs);
         let mut assess_times = Vec::with_capacity(runs);
         let mut result_times = Vec::with_capacity(runs);

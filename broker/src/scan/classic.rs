@@ -6,26 +6,38 @@
 //! non-ASCII characters whose simple case folding is an ASCII letter, the
 //! Kelvin sign and the long s, are folded to ASCII by NFKC), so the folded text
 //! is lower-cased byte for byte (offsets do not move) and matched
-//! case-sensitively, which lets the regex engine use its literal prefilters.
-//! Word boundaries are ASCII ones; next to the ASCII keywords an ASCII boundary
-//! holds wherever a Unicode one does (a keyword glued to a non-ASCII letter
-//! matches too). The two signals anchored at a line start (INJ05 and half of
-//! INJ06) are found from their unanchored tail and then checked with the full
-//! regex on the line, which gives the same matches without giving up the
-//! prefilter; INJ02, INJ06 and INJ09 are split into alternatives matched as a union
-//! for the same reason. Every step is linear in the input size.
+//! case-sensitively. Word boundaries are ASCII ones; next to the ASCII
+//! keywords an ASCII boundary holds wherever a Unicode one does (a keyword
+//! glued to a non-ASCII letter matches too).
+//!
+//! No regex here searches the text. Every match of a signal starts with one
+//! of a few words (its *start literals*, [`PART_STARTS`]); the gate
+//! (`super::gate`) finds where they occur, with the boundary before them and
+//! the byte after them checked, in the one pass it makes for all signals, and
+//! each regex is tried there only, anchored: the leftmost match is at the
+//! first start where the anchored search succeeds, and the same one a search
+//! of the whole text would report. The two signals anchored at a line start
+//! (INJ05 and half of INJ06) are found from their tail and then checked with
+//! the full regex on the line; INJ02, INJ06 and INJ09 are split into
+//! alternatives, each with its own start literals, matched as a union. Every
+//! step is linear in the input size.
 
 use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
+use regex_automata::{Anchored, Input, meta};
+
+use super::gate::{Follow, StartGroup};
 
 // Patterns run on lower-cased NFKC text. `{B}` is an ASCII word boundary, `{S}`
 // Python's `\s` (Rust's `\s` plus U+001C..U+001F) and `{HS}` the same without
 // `\n` (`[^\S\n]`).
 pub(super) const INJ01: &str = r"{B}(?:ignore|disregard|forget|override){B}[^.\n]{0,40}?{B}(?:previous|prior|earlier|above|all){B}[^.\n]{0,20}?{B}(?:instructions|instruction|prompts|prompt|rules|rule|context|directions|direction)";
-// INJ02 is `{B}(?:ai|llm|…|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]`,
-// in two parts (see MATCHERS).
+// The signal as one regex; the tests check the split form against it.
+#[cfg(test)]
+pub(super) const INJ02: &str = r"{B}(?:ai|llm|assistant|agent|model|copilot|claude|chatgpt|gpt|gemini|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
+// INJ02 is matched in two parts (see MATCHERS).
 pub(super) const INJ02_AI: &str = r"{B}ai{B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
 pub(super) const INJ02_WORDS: &str = r"{B}(?:llm|assistant|agent|model|copilot|claude|chatgpt|gpt|gemini|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
 // "The configuration" is what documentation prints and shows all the time;
@@ -69,44 +81,173 @@ pub(super) fn compile(pattern: &str) -> Regex {
     Regex::new(&expand(pattern)).expect("signal pattern compiles")
 }
 
-/// How one signal is found.
+/// Index of each classic part in [`PART_STARTS`] (a part is one regex a
+/// [`Matcher`] confirms at gate hits).
+pub(super) const PARTS: usize = 13;
+
+const WORD_SPACE: Follow = Follow::Space;
+
+const fn group(literals: &'static [&'static str], word_before: bool, follow: Follow) -> StartGroup {
+    StartGroup {
+        literals,
+        word_before,
+        follow,
+    }
+}
+
+/// Where each part's matches start: the literals its regex begins with
+/// (after its zero-width assertions), and what must surround them. The tests
+/// check every part against its regex searched the ordinary way.
+pub(super) static PART_STARTS: [&[StartGroup]; PARTS] = [
+    // 0: INJ01
+    &[group(
+        &["ignore", "disregard", "forget", "override"],
+        true,
+        Follow::NonWord,
+    )],
+    // 1: INJ02, "ai"
+    &[group(&["ai"], true, Follow::LineSpaceOrPunct)],
+    // 2: INJ02, the other names
+    &[group(
+        &[
+            "llm",
+            "assistant",
+            "agent",
+            "model",
+            "copilot",
+            "claude",
+            "chatgpt",
+            "gpt",
+            "gemini",
+            "cursor",
+        ],
+        true,
+        Follow::LineSpaceOrPunct,
+    )],
+    // 3: INJ03
+    &[group(
+        &[
+            "print", "show", "reveal", "repeat", "output", "display", "dump",
+        ],
+        true,
+        Follow::NonWord,
+    )],
+    // 4: INJ04
+    &[group(
+        &[
+            "you",
+            "god",
+            "dan",
+            "jailbreak",
+            "unrestricted",
+            "developer",
+            "act",
+        ],
+        true,
+        WORD_SPACE,
+    )],
+    // 5: INJ05's tail
+    &[group(&["new", "system", "important"], false, WORD_SPACE)],
+    // 6: INJ06's tokens
+    &[group(&["<|"], false, Follow::Any)],
+    // 7: INJ06's role line tail
+    &[group(&["system", "assistant", "human"], false, Follow::Any)],
+    // 8: INJ07
+    &[group(
+        &[
+            "send",
+            "post",
+            "upload",
+            "exfiltrate",
+            "transmit",
+            "curl",
+            "fetch",
+        ],
+        true,
+        Follow::NonWord,
+    )],
+    // 9: INJ08
+    &[group(
+        &["run", "execute", "invoke", "curl"],
+        true,
+        Follow::NonWord,
+    )],
+    // 10: INJ09, "this message overrides"
+    &[group(&["this"], true, WORD_SPACE)],
+    // 11: INJ09's role tail
+    &[group(
+        &["admin", "administrator", "owner", "developer"],
+        false,
+        WORD_SPACE,
+    )],
+    // 12: INJ10
+    &[
+        group(&["do"], true, WORD_SPACE),
+        group(&["don't", "never"], true, Follow::NonWord),
+    ],
+];
+
+/// How one signal is found. Every regex here is confirmed only where the
+/// gate found one of its part's start literals, with an anchored search that
+/// still sees the text around (for `\b` and `^`).
 pub(super) enum Matcher {
     /// Every match of one regex.
-    Plain(Regex),
+    Plain { regex: meta::Regex, part: usize },
     /// A regex that starts with `^{S}*(?:marker)?{S}*`: found from `tail` (the
     /// rest of it), then confirmed with `full` on the line where it starts.
     LineStart {
         full: Regex,
-        tail: Regex,
+        tail: meta::Regex,
+        part: usize,
         markers: &'static [&'static str],
     },
     /// `(?:^|[^a-z0-9_\-])TAIL`: a match of `tail` at the start of the text
     /// or after a character other than an ASCII lower-case letter, digit,
-    /// `_` or `-`, that character included. Found from `tail` alone, which
-    /// starts with literals the engine can search for (the leading class
-    /// leaves the whole regex none).
-    AfterNonWord(Regex),
-    /// The alternatives of one signal regex, split so that each part keeps a
-    /// selective literal prefilter, matched as their union: leftmost first, and
-    /// at equal starts the earlier part, as in a single alternation.
+    /// `_` or `-`, that character included.
+    AfterNonWord { tail: meta::Regex, part: usize },
+    /// The alternatives of one signal regex, split so that each part starts
+    /// with its own literals, matched as their union: leftmost first, and at
+    /// equal starts the earlier part, as in a single alternation.
     Union(Vec<Matcher>),
+}
+
+/// The first match of `regex` starting at one of `starts` at or after `pos`.
+fn next_anchored(
+    regex: &meta::Regex,
+    hay: &str,
+    starts: &[usize],
+    pos: usize,
+) -> Option<Range<usize>> {
+    let from = starts.partition_point(|&s| s < pos);
+    starts[from..].iter().find_map(|&start| {
+        let input = Input::new(hay).range(start..).anchored(Anchored::Yes);
+        regex.search(&input).map(|m| m.range())
+    })
 }
 
 impl Matcher {
     /// The match Python's `finditer` yields next when the previous match ended
     /// at `pos` (or `pos` is 0): the leftmost one starting at or after `pos`.
-    fn first_at(&self, hay: &str, pos: usize) -> Option<Range<usize>> {
+    fn first_at(
+        &self,
+        hay: &str,
+        pos: usize,
+        starts: &[Vec<usize>; PARTS],
+    ) -> Option<Range<usize>> {
         match self {
-            Matcher::Plain(regex) => regex.find_at(hay, pos).map(|m| m.range()),
+            Matcher::Plain { regex, part } => next_anchored(regex, hay, &starts[*part], pos),
             Matcher::LineStart {
                 full,
                 tail,
+                part,
                 markers,
-            } => line_start_at(full, tail, markers, hay, pos),
-            Matcher::AfterNonWord(tail) => after_non_word_at(tail, hay, pos),
+            } => line_start_at(full, tail, &starts[*part], markers, hay, pos),
+            Matcher::AfterNonWord { tail, part } => {
+                after_non_word_at(tail, &starts[*part], hay, pos)
+            }
             Matcher::Union(parts) => parts
                 .iter()
-                .filter_map(|part| part.first_at(hay, pos))
+                .filter_map(|part| part.first_at(hay, pos, starts))
                 .fold(None, |best: Option<Range<usize>>, span| match best {
                     Some(best) if best.start <= span.start => Some(best),
                     _ => Some(span),
@@ -115,16 +256,20 @@ impl Matcher {
     }
 
     /// Pushes the first `limit` matches in `hay`, leftmost-first and
-    /// non-overlapping, as Python's `finditer` yields them.
-    pub(super) fn find(&self, hay: &str, limit: usize, out: &mut Vec<Range<usize>>) {
+    /// non-overlapping, as Python's `finditer` yields them; `starts` are the
+    /// gate's hits in `hay`.
+    pub(super) fn find(
+        &self,
+        hay: &str,
+        starts: &[Vec<usize>; PARTS],
+        limit: usize,
+        out: &mut Vec<Range<usize>>,
+    ) {
         match self {
-            Matcher::Plain(regex) => {
-                out.extend(regex.find_iter(hay).take(limit).map(|m| m.range()));
-            }
-            Matcher::LineStart { .. } | Matcher::AfterNonWord(_) => {
+            Matcher::Plain { .. } | Matcher::LineStart { .. } | Matcher::AfterNonWord { .. } => {
                 let mut pos = 0;
                 for _ in 0..limit {
-                    let Some(span) = self.first_at(hay, pos) else {
+                    let Some(span) = self.first_at(hay, pos, starts) else {
                         return;
                     };
                     pos = after(hay, &span);
@@ -134,13 +279,15 @@ impl Matcher {
             Matcher::Union(parts) => {
                 // Each part's next match, kept until the union moves past its
                 // start: a part with no match from `p` on has none from later.
-                let mut next: Vec<Option<Range<usize>>> =
-                    parts.iter().map(|part| part.first_at(hay, 0)).collect();
+                let mut next: Vec<Option<Range<usize>>> = parts
+                    .iter()
+                    .map(|part| part.first_at(hay, 0, starts))
+                    .collect();
                 let mut pos = 0;
                 for _ in 0..limit {
                     for (part, slot) in parts.iter().zip(next.iter_mut()) {
                         if slot.as_ref().is_some_and(|span| span.start < pos) {
-                            *slot = part.first_at(hay, pos);
+                            *slot = part.first_at(hay, pos, starts);
                         }
                     }
                     let mut best: Option<&Range<usize>> = None;
@@ -166,22 +313,27 @@ impl Matcher {
 /// starts the text. `tail` starts with a letter, so two of its matches that
 /// are tried never share their preceding character, and trying the next
 /// match from one character on is linear.
-fn after_non_word_at(tail: &Regex, hay: &str, pos: usize) -> Option<Range<usize>> {
+fn after_non_word_at(
+    tail: &meta::Regex,
+    starts: &[usize],
+    hay: &str,
+    pos: usize,
+) -> Option<Range<usize>> {
     let mut at = pos;
     while at <= hay.len() {
-        let m = tail.find_at(hay, at)?;
-        if m.start() == 0 {
-            return Some(m.range());
+        let m = next_anchored(tail, hay, starts, at)?;
+        if m.start == 0 {
+            return Some(m);
         }
-        if let Some(c) = hay[..m.start()].chars().next_back() {
-            let start = m.start() - c.len_utf8();
+        if let Some(c) = hay[..m.start].chars().next_back() {
+            let start = m.start - c.len_utf8();
             if start >= pos
                 && !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
             {
-                return Some(start..m.end());
+                return Some(start..m.end);
             }
         }
-        at = next_char(hay, m.start());
+        at = next_char(hay, m.start);
     }
     None
 }
@@ -207,7 +359,8 @@ fn after(hay: &str, span: &Range<usize>) -> usize {
 /// never overlap from one candidate to the next.
 fn line_start_at(
     full: &Regex,
-    tail: &Regex,
+    tail: &meta::Regex,
+    starts: &[usize],
     markers: &[&str],
     hay: &str,
     pos: usize,
@@ -215,8 +368,8 @@ fn line_start_at(
     let bytes = hay.as_bytes();
     let mut at = pos;
     while at <= hay.len() {
-        let candidate = tail.find_at(hay, at)?;
-        let mut reach = skip_space_back(hay, candidate.start());
+        let candidate = next_anchored(tail, hay, starts, at)?;
+        let mut reach = skip_space_back(hay, candidate.start);
         if let Some(marker) = markers.iter().find(|m| hay[..reach].ends_with(**m)) {
             reach = skip_space_back(hay, reach - marker.len());
         }
@@ -224,16 +377,16 @@ fn line_start_at(
         let line_start = if from == 0 || bytes[from - 1] == b'\n' {
             Some(from)
         } else {
-            memchr::memchr(b'\n', &bytes[from..candidate.start()]).map(|i| from + i + 1)
+            memchr::memchr(b'\n', &bytes[from..candidate.start]).map(|i| from + i + 1)
         };
         let confirmed = line_start.and_then(|start| {
-            full.find(&hay[start..candidate.end()])
+            full.find(&hay[start..candidate.end])
                 .map(|m| start + m.start()..start + m.end())
         });
         if confirmed.is_some() {
             return confirmed;
         }
-        at = next_char(hay, candidate.start());
+        at = next_char(hay, candidate.start);
     }
     None
 }
@@ -264,34 +417,44 @@ pub(super) fn is_python_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1C}'..='\u{1F}').contains(&c)
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "the patterns are constants; a test compiles every one of them"
+)]
+fn compile_meta(pattern: &str) -> meta::Regex {
+    meta::Regex::new(&expand(pattern)).expect("signal pattern compiles")
+}
+
 pub(super) static MATCHERS: LazyLock<[Matcher; 10]> = LazyLock::new(|| {
-    let plain = |pattern: &str| Matcher::Plain(compile(pattern));
-    let line_start = |full: &str, tail: &str, markers| Matcher::LineStart {
+    let plain = |pattern: &str, part| Matcher::Plain {
+        regex: compile_meta(pattern),
+        part,
+    };
+    let line_start = |full: &str, tail: &str, part, markers| Matcher::LineStart {
         full: compile(full),
-        tail: compile(tail),
+        tail: compile_meta(tail),
+        part,
         markers,
     };
     [
-        plain(INJ01),
-        // "ai" alone is a frequent pair of letters; kept with the long words,
-        // it turns the prefilter into a slow one for all of them.
-        Matcher::Union(vec![plain(INJ02_AI), plain(INJ02_WORDS)]),
-        plain(INJ03),
-        plain(INJ04),
-        line_start(INJ05_FULL, INJ05_TAIL, INJ05_MARKERS),
+        plain(INJ01, 0),
+        Matcher::Union(vec![plain(INJ02_AI, 1), plain(INJ02_WORDS, 2)]),
+        plain(INJ03, 3),
+        plain(INJ04, 4),
+        line_start(INJ05_FULL, INJ05_TAIL, 5, INJ05_MARKERS),
         Matcher::Union(vec![
-            plain(INJ06_TOKENS),
-            line_start(INJ06_ROLE_FULL, INJ06_ROLE_TAIL, INJ06_MARKERS),
+            plain(INJ06_TOKENS, 6),
+            line_start(INJ06_ROLE_FULL, INJ06_ROLE_TAIL, 7, INJ06_MARKERS),
         ]),
-        plain(INJ07),
-        plain(INJ08),
-        // As one alternation, the leading class of the second part leaves the
-        // engine no literal to search for, and the whole text goes through
-        // its DFA.
+        plain(INJ07, 8),
+        plain(INJ08, 9),
         Matcher::Union(vec![
-            plain(INJ09_THIS),
-            Matcher::AfterNonWord(compile(INJ09_ROLE)),
+            plain(INJ09_THIS, 10),
+            Matcher::AfterNonWord {
+                tail: compile_meta(INJ09_ROLE),
+                part: 11,
+            },
         ]),
-        plain(INJ10),
+        plain(INJ10, 12),
     ]
 });

@@ -6,13 +6,12 @@
 //!
 //! # How they are matched
 //!
-//! Every pattern here is confined to one line. One pass of a literal
-//! alternation (the *anchors*, lower-case words or tokens at least one of
-//! which a match of the family must contain) runs over the whole lowered
-//! text; only the lines holding an anchor are handed to the patterns of the
-//! families that anchor belongs to. Real source rarely holds the anchors, so
-//! the cost on it is that one literal scan; the patterns never run over the
-//! whole text.
+//! Every pattern here is confined to one line. The gate's one pass over the
+//! whole lowered text (`super::gate`) finds the *anchors*, lower-case words
+//! or tokens at least one of which a match of the family must contain; only
+//! the lines holding an anchor are handed to the patterns of the families
+//! that anchor belongs to. Real source rarely holds the anchors, so the
+//! patterns never run over the whole text.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -21,7 +20,6 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::classic::compile;
-use super::literals::Literals;
 
 /// A family: its signal index in [`super::SIGNALS`], the anchors, and the
 /// patterns (any of which is a match).
@@ -360,17 +358,12 @@ const FAMILIES: &[Family] = &[
     },
 ];
 
-/// The compiled families and the anchor scan.
+/// The compiled families.
 pub(super) struct Families {
-    /// Every anchor, found in one pass.
-    pub(super) anchors: Literals,
-    /// Which families each anchor (by pattern index) belongs to (bit `i` is
+    /// Every anchor with the families it belongs to (bit `i` is
     /// `FAMILIES[i]`).
-    masks: Vec<u32>,
+    anchors: Vec<(&'static str, u32)>,
     patterns: Vec<(usize, Regex)>,
-    /// The anchors, by pattern id.
-    #[cfg(test)]
-    list: Vec<&'static str>,
 }
 
 /// The compiled families, built once per process.
@@ -384,23 +377,8 @@ impl Families {
                 *masks.entry(anchor).or_default() |= 1 << i;
             }
         }
-        // An anchor that contains another is found whenever the shorter one
-        // is: the shorter one carries both masks and the longer one goes (a
-        // literal alternation reports one of two overlapping anchors only).
-        let all: Vec<(&'static str, u32)> = masks.iter().map(|(a, m)| (*a, *m)).collect();
-        for (short, _) in &all {
-            let extra: u32 = all
-                .iter()
-                .filter(|(long, _)| long != short && long.contains(short))
-                .fold(0, |acc, (_, m)| acc | m);
-            if let Some(mask) = masks.get_mut(short) {
-                *mask |= extra;
-            }
-        }
-        masks.retain(|anchor, _| !all.iter().any(|(s, _)| s != anchor && anchor.contains(s)));
-        let mut anchors: Vec<&'static str> = masks.keys().copied().collect();
+        let mut anchors: Vec<(&'static str, u32)> = masks.into_iter().collect();
         anchors.sort_unstable();
-        let masks_by_index: Vec<u32> = anchors.iter().map(|a| masks[a]).collect();
         let patterns = FAMILIES
             .iter()
             .map(|family| {
@@ -414,49 +392,32 @@ impl Families {
                 (family.signal, compile(&alternation))
             })
             .collect();
-        Families {
-            anchors: Literals::new(&anchors),
-            #[cfg(test)]
-            list: anchors.clone(),
-            masks: masks_by_index,
-            patterns,
-        }
+        Families { anchors, patterns }
     }
 
-    /// The anchors, by pattern id.
-    #[cfg(test)]
-    pub(super) fn anchor_list(&self) -> &[&'static str] {
-        &self.list
+    /// The anchors, each with the bits of the families it belongs to.
+    pub(super) fn anchors(&self) -> &[(&'static str, u32)] {
+        &self.anchors
     }
 
-    /// Finds the matches of every family in `hay` (lowered text): up to
-    /// `limit` spans per family, pushed as `(signal index, span)` in family
-    /// order, each family's spans in text order.
-    pub(super) fn find(&self, hay: &str, limit: usize, out: &mut Vec<(usize, Range<usize>)>) {
-        let bytes = hay.as_bytes();
-        // Candidate lines and the families whose anchors they hold.
-        let mut lines: Vec<(Range<usize>, u32)> = Vec::new();
-        for (m_start, m_end, pattern) in self.anchors.find(hay) {
-            let Some(&mask) = self.masks.get(pattern) else {
-                continue;
-            };
-            if let Some((line, seen)) = lines.last_mut()
-                && line.contains(&m_start)
-            {
-                *seen |= mask;
-                continue;
-            }
-            let start = memchr::memrchr(b'\n', &bytes[..m_start]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &bytes[m_end..]).map_or(hay.len(), |i| m_end + i);
-            lines.push((start..end, mask));
-        }
+    /// Finds the matches of every family in `hay` (lowered text), given the
+    /// lines holding an anchor (from the gate): up to `limit` spans per
+    /// family, pushed as `(signal index, span)` in family order, each
+    /// family's spans in text order.
+    pub(super) fn find(
+        &self,
+        hay: &str,
+        lines: &[(Range<usize>, u32)],
+        limit: usize,
+        out: &mut Vec<(usize, Range<usize>)>,
+    ) {
         if lines.is_empty() {
             return;
         }
         for (index, (signal, pattern)) in self.patterns.iter().enumerate() {
             let bit = 1 << index;
             let mut found = 0;
-            for (line, mask) in &lines {
+            for (line, mask) in lines {
                 if found >= limit {
                     break;
                 }
@@ -473,38 +434,43 @@ impl Families {
     }
 }
 
+/// The role words of a counterfeit turn.
+const ROLES: &[&str] = &[
+    "assistant",
+    "ai",
+    "bot",
+    "chatbot",
+    "gpt",
+    "claude",
+    "user",
+    "human",
+];
+
+/// A role word followed by `:` (or by `**`/`__`, and later `:`): the gate
+/// finds the lines holding one.
+pub(super) static ROLE_ANCHORS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let mut anchors = Vec::new();
+    for role in ROLES {
+        for tail in [":", " :", "\t:", "  :", "**", "__"] {
+            anchors.push(format!("{role}{tail}"));
+        }
+    }
+    anchors
+});
+
 /// Lines that open a counterfeit conversation turn: an assistant's turn and
 /// a user's turn within [`TURN_WINDOW`] lines of each other (`Assistant: …`
 /// then `User: …`, in any order and any markup), or a user's turn carrying a
 /// request (`User: next, please repeat …`). Pushes up to `limit` spans (the
-/// later turn of each pair) as `(signal, span)`. Candidate lines come from one
-/// pass of the role words followed by `:` (or by `**`/`__` and `:`).
+/// later turn of each pair) as `(signal, span)`. Candidate lines are those
+/// the gate found holding a role word followed by `:` (or by `**`/`__`).
 pub(super) fn counterfeit_turns(
     hay: &str,
+    role_lines: &[Range<usize>],
     signal: usize,
     limit: usize,
     out: &mut Vec<(usize, Range<usize>)>,
 ) {
-    const ROLES: &[&str] = &[
-        "assistant",
-        "ai",
-        "bot",
-        "chatbot",
-        "gpt",
-        "claude",
-        "user",
-        "human",
-    ];
-    static ROLE_COLON: LazyLock<Literals> = LazyLock::new(|| {
-        let mut anchors = Vec::new();
-        for role in ROLES {
-            for tail in [":", " :", "\t:", "  :", "**", "__"] {
-                anchors.push(format!("{role}{tail}"));
-            }
-        }
-        let anchors: Vec<&str> = anchors.iter().map(String::as_str).collect();
-        Literals::new(&anchors)
-    });
     static TURN: LazyLock<Regex> = LazyLock::new(|| {
         compile(
             r"^[ \t>*#/;!-]{0,8}(?:\*\*|__)?(assistant|ai|bot|chatbot|gpt|claude|user|human)(?:\*\*|__)?[ \t]*:[ \t]*(\S.*)",
@@ -522,17 +488,11 @@ pub(super) fn counterfeit_turns(
     let mut line_number = 1_u64;
     let mut counted_to = 0;
     let mut found = 0;
-    let mut last_line_end = None;
-    for (m_start, m_end, _) in ROLE_COLON.find(hay) {
+    for line in role_lines {
         if found >= limit {
             break;
         }
-        if last_line_end.is_some_and(|end| m_start <= end) {
-            continue;
-        }
-        let start = memchr::memrchr(b'\n', &bytes[..m_start]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &bytes[m_end..]).map_or(hay.len(), |i| m_end + i);
-        last_line_end = Some(end);
+        let (start, end) = (line.start, line.end);
         let Some(caps) = TURN.captures(&hay[start..end]) else {
             continue;
         };

@@ -14,9 +14,10 @@
 //! and a [`Level`]; every finding says where in the file it sits (comment,
 //! string literal, Markdown prose, …).
 //!
-//! Submodules: `classic` (INJ01–INJ10), `families` (INJ11 onwards), `decode`
-//! (encoded payloads), `fold` (folding and de-obfuscation), `context` (where a
-//! finding sits). Every step is linear in the input size.
+//! Submodules: `gate` (the one pass over the text that finds where any
+//! signal can match), `classic` (INJ01–INJ10), `families` (INJ11 onwards),
+//! `decode` (encoded payloads), `fold` (folding and de-obfuscation),
+//! `context` (where a finding sits). Every step is linear in the input size.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -28,12 +29,13 @@ mod context;
 mod decode;
 mod families;
 mod fold;
-mod literals;
+mod gate;
 
 use classic::{MATCHERS, is_python_space};
 use context::{Kind, classify};
 use families::{FAMILY_SET, counterfeit_turns};
 use fold::{Folded, count_invisible, deobfuscate};
+use gate::GATE;
 
 /// One injection signal.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -425,7 +427,7 @@ impl Scanner {
     /// counts towards the risk.
     pub fn with_max_findings(max_findings: usize) -> Scanner {
         LazyLock::force(&MATCHERS);
-        LazyLock::force(&FAMILY_SET);
+        LazyLock::force(&GATE);
         Scanner { max_findings }
     }
 
@@ -459,16 +461,28 @@ impl Scanner {
         let folded = Folded::new(source);
         let lowered = folded.lowered.as_str();
 
+        let gated = GATE.scan(lowered);
         let mut hits: Vec<Vec<Hit>> = (0..SIGNAL_COUNT).map(|_| Vec::new()).collect();
         let mut spans = Vec::with_capacity(FINDINGS_PER_SIGNAL);
         for (index, matcher) in MATCHERS.iter().enumerate() {
             spans.clear();
-            matcher.find(lowered, FINDINGS_PER_SIGNAL, &mut spans);
+            matcher.find(lowered, &gated.starts, FINDINGS_PER_SIGNAL, &mut spans);
             hits[index].extend(spans.drain(..).map(Hit::Folded));
         }
         let mut found = Vec::new();
-        FAMILY_SET.find(lowered, FINDINGS_PER_SIGNAL, &mut found);
-        counterfeit_turns(lowered, TURNS, FINDINGS_PER_SIGNAL, &mut found);
+        FAMILY_SET.find(
+            lowered,
+            &gated.family_lines,
+            FINDINGS_PER_SIGNAL,
+            &mut found,
+        );
+        counterfeit_turns(
+            lowered,
+            &gated.role_lines,
+            TURNS,
+            FINDINGS_PER_SIGNAL,
+            &mut found,
+        );
         for (index, span) in found {
             hits[index].push(Hit::Folded(span));
         }

@@ -3,6 +3,7 @@
 use super::classic::*;
 use super::families::FAMILY_SET;
 use super::fold::*;
+use super::gate::GATE;
 use super::*;
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -22,6 +23,7 @@ fn ids(assessment: &Assessment) -> Vec<&'static str> {
 fn every_pattern_compiles() {
     assert_eq!(MATCHERS.len(), 10);
     LazyLock::force(&FAMILY_SET);
+    LazyLock::force(&GATE);
     for (i, signal) in SIGNALS.iter().enumerate() {
         assert_eq!(signal.id, format!("INJ{:02}", i + 1));
     }
@@ -591,16 +593,220 @@ mod properties {
         .prop_map(|parts| parts.concat())
     }
 
+    /// Every word of the classic signals' patterns, and what surrounds them.
+    fn classic_soup() -> impl Strategy<Value = String> {
+        const WORDS: &[&str] = &[
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "previous",
+            "all",
+            "instructions",
+            "rules",
+            "ai",
+            "model",
+            "assistant",
+            "please",
+            "print",
+            "show",
+            "your",
+            "the",
+            "system",
+            "prompt",
+            "configuration",
+            "you",
+            "are",
+            "now",
+            "no",
+            "longer",
+            "god",
+            "dan",
+            "mode",
+            "developer",
+            "enabled",
+            "act",
+            "as",
+            "if",
+            "an",
+            "unrestricted",
+            "new",
+            "important",
+            "message",
+            "<|im_start|>",
+            "<|user|>",
+            "human",
+            "send",
+            "post",
+            "curl",
+            "https://",
+            "webhook",
+            "to",
+            "my",
+            "server",
+            "run",
+            "execute",
+            "following",
+            "this",
+            "command",
+            "script",
+            "|",
+            "sh",
+            "bash",
+            "instruction",
+            "overrides",
+            "takes",
+            "precedence",
+            "admin",
+            "owner",
+            "do",
+            "not",
+            "don't",
+            "never",
+            "tell",
+            "mention",
+            "user",
+            "operator",
+            ":",
+            ",",
+            ".",
+            "#",
+            "//",
+            "###",
+            "-",
+            "_",
+            "x",
+            "9",
+            "é",
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\u{a0}",
+            "\u{2028}",
+            "\u{85}",
+            "\u{1c}",
+        ];
+        proptest::collection::vec(proptest::sample::select(WORDS), 0..40)
+            .prop_map(|parts| parts.concat())
+    }
+
+    /// The gate's literals, cut short, and what surrounds them.
+    fn gate_soup() -> impl Strategy<Value = String> {
+        let count = GATE.literals.len();
+        proptest::collection::vec(
+            prop_oneof![
+                "[ -~\n\u{a0}-\u{3ff}]{0,6}".prop_map(|t| t),
+                (0..count).prop_map(|i| GATE.literals[i].clone()),
+                (0..count, 1..4_usize).prop_map(|(i, cut)| {
+                    let a = &GATE.literals[i];
+                    let keep = a.len().saturating_sub(cut);
+                    a.get(..keep).unwrap_or(a).to_owned()
+                }),
+            ],
+            0..30,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    /// What the gate should find, by brute force: every position of every
+    /// literal.
+    fn naive_gate(text: &str) -> super::gate::Hits {
+        use super::classic::PART_STARTS;
+        use super::families::ROLE_ANCHORS;
+        use super::gate::Follow;
+        let bytes = text.as_bytes();
+        let occurrences = |literal: &str| -> Vec<usize> {
+            (0..bytes.len())
+                .filter(|&i| bytes[i..].starts_with(literal.as_bytes()))
+                .collect()
+        };
+        let line = |at: usize| {
+            let from = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let to = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            from..to
+        };
+        let mut hits = super::gate::Hits::default();
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let space = |i: usize| {
+            text[i..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+        };
+        for (part, groups) in PART_STARTS.iter().enumerate() {
+            for group in *groups {
+                for literal in group.literals {
+                    for at in occurrences(literal) {
+                        if group.word_before && at > 0 && word(bytes[at - 1]) {
+                            continue;
+                        }
+                        let end = at + literal.len();
+                        let next = bytes.get(end).copied();
+                        let ok = match group.follow {
+                            Follow::Any => true,
+                            Follow::NonWord => next.is_none_or(|b| !word(b)),
+                            // A lead byte of whitespace: checked on the
+                            // character where it is one; any other byte with
+                            // that value is a lead byte of some other
+                            // character and passes too.
+                            Follow::Space => next.is_some_and(|b| {
+                                space(end) || matches!(b, 0xC2 | 0xE1 | 0xE2 | 0xE3)
+                            }),
+                            Follow::LineSpaceOrPunct => next.is_some_and(|b| {
+                                b != b'\n'
+                                    && (b == b':'
+                                        || b == b','
+                                        || space(end)
+                                        || matches!(b, 0xC2 | 0xE1 | 0xE2 | 0xE3))
+                            }),
+                        };
+                        if ok {
+                            hits.starts[part].push(at);
+                        }
+                    }
+                }
+            }
+        }
+        for starts in &mut hits.starts {
+            starts.sort_unstable();
+            starts.dedup();
+        }
+        let mut family: Vec<(Range<usize>, u32)> = Vec::new();
+        for (anchor, mask) in FAMILY_SET.anchors() {
+            for at in occurrences(anchor) {
+                family.push((line(at), *mask));
+            }
+        }
+        family.sort_by_key(|(l, _)| l.start);
+        for (l, mask) in family {
+            match hits.family_lines.last_mut() {
+                Some((last, m)) if *last == l => *m |= mask,
+                _ => hits.family_lines.push((l, mask)),
+            }
+        }
+        let mut roles: Vec<Range<usize>> = ROLE_ANCHORS
+            .iter()
+            .flat_map(|a| occurrences(a))
+            .map(line)
+            .collect();
+        roles.sort_by_key(|l| l.start);
+        roles.dedup();
+        hits.role_lines = roles;
+        hits
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
         #[test]
         fn line_start_matching_equals_the_anchored_regex(text in line_soup()) {
             let mut ours = Vec::new();
-            MATCHERS[4].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
+            MATCHERS[4].find(&text, &GATE.scan(&text).starts, FINDINGS_PER_SIGNAL, &mut ours);
             prop_assert_eq!(ours, reference(INJ05_FULL, &text));
             let mut ours = Vec::new();
-            MATCHERS[5].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
+            MATCHERS[5].find(&text, &GATE.scan(&text).starts, FINDINGS_PER_SIGNAL, &mut ours);
             let whole = format!("{INJ06_TOKENS}|{INJ06_ROLE_FULL}");
             prop_assert_eq!(ours, reference(&format!("(?m){whole}"), &text));
         }
@@ -609,14 +815,14 @@ mod properties {
         fn the_split_inj02_equals_the_single_regex(text in inj02_soup()) {
             let whole = r"{B}(?:ai|llm|assistant|agent|model|copilot|claude|chatgpt|gpt|gemini|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
             let mut ours = Vec::new();
-            MATCHERS[1].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
+            MATCHERS[1].find(&text, &GATE.scan(&text).starts, FINDINGS_PER_SIGNAL, &mut ours);
             prop_assert_eq!(ours, reference(whole, &text));
         }
 
         #[test]
         fn the_split_inj09_equals_the_single_regex(text in inj09_soup()) {
             let mut ours = Vec::new();
-            MATCHERS[8].find(&text, FINDINGS_PER_SIGNAL, &mut ours);
+            MATCHERS[8].find(&text, &GATE.scan(&text).starts, FINDINGS_PER_SIGNAL, &mut ours);
             prop_assert_eq!(ours, reference(INJ09, &text));
         }
 
@@ -626,39 +832,34 @@ mod properties {
         }
 
         #[test]
-        fn packed_literals_find_what_the_automaton_finds(
-            literals in proptest::collection::vec("[abc:* ]{1,6}", 1..40),
-            hay in "[abc:* \n]{0,300}",
-        ) {
-            let mut unique: Vec<&str> = Vec::new();
-            for literal in &literals {
-                if !unique.contains(&literal.as_str()) {
-                    unique.push(literal);
-                }
+        fn every_classic_signal_equals_its_regex_searched_whole(text in classic_soup()) {
+            let whole = [
+                INJ01.to_owned(),
+                INJ02.to_owned(),
+                INJ03.to_owned(),
+                INJ04.to_owned(),
+                INJ05_FULL.to_owned(),
+                format!("(?m){INJ06_TOKENS}|{INJ06_ROLE_FULL}"),
+                INJ07.to_owned(),
+                INJ08.to_owned(),
+                INJ09.to_owned(),
+                INJ10.to_owned(),
+            ];
+            let starts = GATE.scan(&text).starts;
+            for (matcher, pattern) in MATCHERS.iter().zip(&whole) {
+                let mut ours = Vec::new();
+                matcher.find(&text, &starts, FINDINGS_PER_SIGNAL, &mut ours);
+                prop_assert_eq!(ours, reference(pattern, &text), "{}", pattern);
             }
-            let set = super::literals::Literals::new(&unique);
-            prop_assert!(set.is_packed());
-            prop_assert_eq!(set.find(&hay), set.reference(&hay));
         }
 
         #[test]
-        fn the_family_anchors_are_found_as_the_automaton_finds_them(
-            parts in proptest::collection::vec(
-                prop_oneof![
-                    "[ -~\n\u{a0}-\u{3ff}]{0,10}".prop_map(|t| t),
-                    (0..FAMILY_SET.anchor_list().len()).prop_map(|i| FAMILY_SET.anchor_list()[i].to_owned()),
-                    (0..FAMILY_SET.anchor_list().len(), 1..4_usize).prop_map(|(i, cut)| {
-                        let a = FAMILY_SET.anchor_list()[i];
-                        let keep = a.len().saturating_sub(cut);
-                        a.get(..keep).unwrap_or(a).to_owned()
-                    }),
-                ],
-                0..30,
-            )
-        ) {
-            let hay = parts.concat();
-            prop_assert!(FAMILY_SET.anchors.is_packed());
-            prop_assert_eq!(FAMILY_SET.anchors.find(&hay), FAMILY_SET.anchors.reference(&hay));
+        fn the_gate_reports_every_occurrence_of_every_literal(text in gate_soup()) {
+            let hits = GATE.scan(&text);
+            let expected = naive_gate(&text);
+            prop_assert_eq!(&hits.starts, &expected.starts);
+            prop_assert_eq!(&hits.family_lines, &expected.family_lines);
+            prop_assert_eq!(&hits.role_lines, &expected.role_lines);
         }
 
         #[test]

@@ -1,0 +1,219 @@
+//! One pass over the lowered text for every literal any signal needs: the
+//! words a classic signal's match starts with, the anchors of the line-confined
+//! families and the role words of counterfeit turns.
+//!
+//! The pass is one automaton (a DFA, every occurrence of every literal
+//! reported, overlapping ones included), so its cost does not grow with the
+//! number of literals or with how often they occur; what it finds decides
+//! where the signals' patterns run at all. Real source holds few of the
+//! literals in the places the patterns need them, so most of the text is read
+//! by this pass alone.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind};
+
+use super::classic::{PART_STARTS, PARTS};
+use super::families::{FAMILY_SET, ROLE_ANCHORS};
+
+/// What must follow a classic start literal for its pattern to match there.
+/// A superset of what the pattern allows: the pattern decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Follow {
+    /// Anything, the end of the text included.
+    Any,
+    /// No ASCII letter, digit or `_` (an ASCII word boundary).
+    NonWord,
+    /// The first byte of a whitespace character (Unicode `White_Space` or
+    /// U+001C..U+001F).
+    Space,
+    /// As [`Follow::Space`] but not `\n`, or `:` or `,`.
+    LineSpaceOrPunct,
+}
+
+/// One group of start literals of a classic part.
+pub(super) struct StartGroup {
+    pub(super) literals: &'static [&'static str],
+    /// The match needs an ASCII word boundary before the literal (its first
+    /// character is a word character).
+    pub(super) word_before: bool,
+    pub(super) follow: Follow,
+}
+
+/// What one literal of the automaton is for.
+#[derive(Debug, Clone, Default)]
+struct Uses {
+    /// Bits of the families whose anchor it is.
+    families: u32,
+    /// The classic parts it starts, with its checks.
+    parts: Vec<(usize, bool, Follow)>,
+    /// A role word and its colon (counterfeit turns).
+    role: bool,
+}
+
+/// The automaton and what each of its literals is for.
+pub(super) struct Gate {
+    /// The DFA itself, not behind `AhoCorasick`'s dynamic dispatch: its
+    /// transitions inline into the loop.
+    automaton: DFA,
+    uses: Vec<Uses>,
+    /// The literals, by pattern id.
+    #[cfg(test)]
+    pub(super) literals: Vec<String>,
+}
+
+/// What the pass found in one text.
+#[derive(Debug, Default)]
+pub(super) struct Hits {
+    /// Lines holding a family anchor, in order, with the families' bits.
+    pub(super) family_lines: Vec<(Range<usize>, u32)>,
+    /// Lines holding a role word and its colon, in order.
+    pub(super) role_lines: Vec<Range<usize>>,
+    /// For each classic part, where one of its start literals starts with
+    /// the part's checks passed: ascending, no repeats.
+    pub(super) starts: [Vec<usize>; PARTS],
+}
+
+/// The gate, built once per process.
+pub(super) static GATE: LazyLock<Gate> = LazyLock::new(Gate::new);
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether `b` starts a whitespace character: the ASCII ones, U+001C..U+001F,
+/// and the lead bytes of the others (U+0085 and U+00A0; U+1680; U+2000 to
+/// U+205F; U+3000).
+fn starts_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' ' | 0x1C..=0x1F | 0xC2 | 0xE1 | 0xE2 | 0xE3)
+}
+
+fn follows(follow: Follow, next: Option<u8>) -> bool {
+    match (follow, next) {
+        (Follow::Any, _) | (Follow::NonWord, None) => true,
+        (_, None) => false,
+        (Follow::NonWord, Some(b)) => !is_word(b),
+        (Follow::Space, Some(b)) => starts_space(b),
+        (Follow::LineSpaceOrPunct, Some(b)) => {
+            b != b'\n' && (starts_space(b) || b == b':' || b == b',')
+        }
+    }
+}
+
+impl Gate {
+    #[expect(
+        clippy::expect_used,
+        reason = "the literals are constants; a test builds the gate"
+    )]
+    fn new() -> Gate {
+        let mut by_literal: HashMap<String, Uses> = HashMap::new();
+        for (anchor, mask) in FAMILY_SET.anchors() {
+            by_literal.entry((*anchor).to_owned()).or_default().families |= mask;
+        }
+        for role in ROLE_ANCHORS.iter() {
+            by_literal.entry(role.clone()).or_default().role = true;
+        }
+        for (part, groups) in PART_STARTS.iter().enumerate() {
+            for group in *groups {
+                for literal in group.literals {
+                    by_literal
+                        .entry((*literal).to_owned())
+                        .or_default()
+                        .parts
+                        .push((part, group.word_before, group.follow));
+                }
+            }
+        }
+        let mut entries: Vec<(String, Uses)> = by_literal.into_iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let literals: Vec<String> = entries.iter().map(|(l, _)| l.clone()).collect();
+        let automaton = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&literals)
+            .expect("the gate's automaton builds");
+        Gate {
+            automaton,
+            uses: entries.into_iter().map(|(_, u)| u).collect(),
+            #[cfg(test)]
+            literals,
+        }
+    }
+
+    /// Reads `hay` (lowered text) once.
+    pub(super) fn scan(&self, hay: &str) -> Hits {
+        let bytes = hay.as_bytes();
+        let mut hits = Hits::default();
+        let line_of = |start: usize, end: usize| {
+            let from = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |i| i + 1);
+            let to = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i);
+            from..to
+        };
+        // Matches come in the order of their ends; one that starts before an
+        // earlier one contains it (no literal holds `\n`), so lines come in
+        // order.
+        // An unanchored start state always exists for a DFA built without
+        // an anchored-only setting; without one there is nothing to find.
+        let Ok(mut sid) = self.automaton.start_state(Anchored::No) else {
+            return hits;
+        };
+        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        for (at, &byte) in bytes.iter().enumerate() {
+            sid = self.automaton.next_state(Anchored::No, sid, byte);
+            if self.automaton.is_special(sid) && self.automaton.is_match(sid) {
+                for index in 0..self.automaton.match_len(sid) {
+                    let pattern = self.automaton.match_pattern(sid, index);
+                    let end = at + 1;
+                    let start = end - self.automaton.pattern_len(pattern);
+                    found.push((start, end, pattern.as_usize()));
+                }
+            }
+        }
+        for (start, end, pattern) in found {
+            let Some(uses) = self.uses.get(pattern) else {
+                continue;
+            };
+            if uses.families != 0 {
+                match hits.family_lines.last_mut() {
+                    Some((line, mask)) if line.contains(&start) => *mask |= uses.families,
+                    _ => hits.family_lines.push((line_of(start, end), uses.families)),
+                }
+            }
+            if uses.role && !hits.role_lines.last().is_some_and(|l| l.contains(&start)) {
+                hits.role_lines.push(line_of(start, end));
+            }
+            for &(part, word_before, follow) in &uses.parts {
+                if word_before && start > 0 && is_word(bytes[start - 1]) {
+                    continue;
+                }
+                if follows(follow, bytes.get(end).copied()) {
+                    hits.starts[part].push(start);
+                }
+            }
+        }
+        for starts in &mut hits.starts {
+            starts.sort_unstable();
+            starts.dedup();
+        }
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lead_byte_of_whitespace_counts_as_space() {
+        for c in (0..=0x10FFFF_u32).filter_map(char::from_u32) {
+            if c.is_whitespace() || ('\u{1C}'..='\u{1F}').contains(&c) {
+                let mut buf = [0; 4];
+                let first = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(starts_space(first), "{c:?}");
+            }
+        }
+    }
+}
