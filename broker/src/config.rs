@@ -1471,6 +1471,68 @@ mod tests {
         }
     }
 
+    /// The value of the `- name: NAME` entry's `value:` line in a manifest.
+    fn manifest_env(manifest: &str, name: &str) -> Option<String> {
+        let mut lines = manifest.lines();
+        lines.find(|l| l.trim() == format!("- name: {name}"))?;
+        let value = lines.next()?.trim().strip_prefix("value:")?;
+        Some(value.trim().trim_matches('"').to_owned())
+    }
+
+    #[test]
+    fn the_kubernetes_example_defines_what_it_uses_and_ships_no_secret() {
+        let k8s = include_str!("../../docs/deploy/kubernetes.yaml");
+        let objects: Vec<&str> = k8s.split("\n---\n").collect();
+        // Every claim it mounts is one of its objects.
+        for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
+            let claim = line.trim().trim_start_matches("claimName:").trim();
+            assert!(
+                objects
+                    .iter()
+                    .any(|o| o.contains("kind: PersistentVolumeClaim")
+                        && o.contains(&format!("  name: {claim}\n"))),
+                "the manifest mounts claim {claim} but does not define it"
+            );
+        }
+        // No Secret: applying one would overwrite the real token.
+        assert!(
+            !objects
+                .iter()
+                .any(|o| o.lines().any(|l| l == "kind: Secret")),
+            "the manifest ships a Secret"
+        );
+        // As many workers as CPUs in the limit.
+        let limit = k8s
+            .split("limits:")
+            .nth(1)
+            .and_then(|l| l.lines().find(|l| l.trim().starts_with("cpu:")))
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("cpu:")
+                    .trim()
+                    .trim_matches('"')
+                    .to_owned()
+            });
+        assert_eq!(
+            manifest_env(k8s, "MOAT_SANDBOX__WORKERS"),
+            limit,
+            "workers must equal the CPU limit"
+        );
+        // A pause before SIGTERM, with the kubelet's own sleep (the image
+        // has no shell and no sleep program).
+        let pre_stop = k8s.split("preStop:").nth(1).unwrap_or_default();
+        assert!(
+            pre_stop.trim_start().starts_with("sleep:"),
+            "no preStop sleep"
+        );
+        // The production it sets would refuse no placeholder it shows.
+        assert_eq!(
+            manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(),
+            Some("production")
+        );
+        assert!(!k8s.contains("REPLACE_ME\n") && !k8s.contains("bearer-token: "));
+    }
+
     #[test]
     fn type_errors_name_the_key() {
         let dir = tempfile::tempdir().unwrap();
