@@ -58,13 +58,13 @@ enum Command {
     /// Serve MCP over stdio (for an editor) or Streamable HTTP (for a container).
     Serve {
         /// Transport to serve.
-        #[arg(long, value_enum, default_value_t = TransportArg::Stdio)]
+        #[arg(long, value_enum, ignore_case = true, default_value_t = TransportArg::Stdio)]
         transport: TransportArg,
     },
     /// Check what would be served: configuration, limits, sandbox status, warnings.
     Doctor {
         /// Check the configuration for this transport.
-        #[arg(long, value_enum, default_value_t = TransportArg::Stdio)]
+        #[arg(long, value_enum, ignore_case = true, default_value_t = TransportArg::Stdio)]
         transport: TransportArg,
     },
     /// List the tools and their arguments.

@@ -2,8 +2,11 @@
 //! (`MOAT_<SECTION>__<FIELD>`) < command-line flags.
 //!
 //! Raw input is deserialised with every unknown key refused (in the file and in
-//! `MOAT_*` environment variables), then validated into [`Config`]: ranges
-//! checked, the workspace resolved, and the production invariants computed.
+//! `MOAT_*` environment variables, each named with the known name most likely
+//! meant), then validated into [`Config`]: ranges checked, choices read in any
+//! case, empty values refused by name, the workspace resolved (a relative one
+//! in the file from the file's directory), and the production invariants
+//! computed.
 //! In production any violation refuses start-up, listing every one; elsewhere
 //! they are warnings (shown by `doctor` and logged at start).
 
@@ -438,6 +441,16 @@ fn load_raw(sources: &Sources) -> Result<Raw, ConfigError> {
         if let Value::Object(m) = value {
             tree = m;
         }
+        check_file_keys(&tree).map_err(|message| ConfigError::File {
+            path: path.display().to_string(),
+            message,
+        })?;
+        anchor_file_paths(&mut tree, path, sources.cwd.as_deref()).map_err(|message| {
+            ConfigError::File {
+                path: path.display().to_string(),
+                message,
+            }
+        })?;
     }
     overlay_env(&mut tree, &sources.env)?;
     check_types(&tree)?;
@@ -458,18 +471,18 @@ fn overlay_env(tree: &mut Map<String, Value>, env: &[(String, String)]) -> Resul
             tree.insert("environment".into(), Value::String(value.to_owned()));
             continue;
         }
-        let Some((section, field)) = key.strip_prefix("MOAT_").and_then(|r| r.split_once("__"))
-        else {
-            return Err(ConfigError::Invalid(format!(
-                "unknown configuration variable {key}"
-            )));
-        };
-        let (section, field) = (section.to_lowercase(), field.to_lowercase());
-        let Some((_, _, kind)) = FIELDS.iter().find(|(s, f, _)| *s == section && *f == field)
-        else {
-            return Err(ConfigError::Invalid(format!(
-                "unknown configuration variable {key}"
-            )));
+        let known = key
+            .strip_prefix("MOAT_")
+            .and_then(|r| r.split_once("__"))
+            .map(|(s, f)| (s.to_lowercase(), f.to_lowercase()))
+            .and_then(|(s, f)| {
+                FIELDS
+                    .iter()
+                    .find(|(fs, ff, _)| *fs == s && *ff == f)
+                    .map(|(_, _, kind)| (s, f, kind))
+            });
+        let Some((section, field, kind)) = known else {
+            return Err(ConfigError::Invalid(unknown_variable(&key)));
         };
         let parsed = parse_env(*kind, value).ok_or_else(|| {
             ConfigError::Invalid(format!(
@@ -491,6 +504,259 @@ fn overlay_env(tree: &mut Map<String, Value>, env: &[(String, String)]) -> Resul
             }
         }
     }
+    Ok(())
+}
+
+/// The sections of the file, in the order of [`FIELDS`].
+fn sections() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (s, _, _) in FIELDS {
+        if !out.contains(s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Levenshtein distance between two names, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// The known names that `wrong` most likely meant: one written with other
+/// underscores, else the closest within a few edits (a third of the name at
+/// most), else none. Several only when they are equally close.
+fn closest<'k>(wrong: &str, known: &[&'k str]) -> Vec<&'k str> {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let squashed = squash(wrong);
+    let same: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|k| squash(k) == squashed)
+        .collect();
+    if !same.is_empty() {
+        return same;
+    }
+    let lower = wrong.to_lowercase();
+    let limit = (lower.chars().count() / 3).clamp(1, 3);
+    let scored: Vec<(usize, &str)> = known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    let Some(best) = scored.iter().map(|(d, _)| *d).min() else {
+        return Vec::new();
+    };
+    scored
+        .into_iter()
+        .filter(|(d, _)| *d == best)
+        .map(|(_, k)| k)
+        .collect()
+}
+
+/// `; did you mean `A`?` (or `A` or `B`), or nothing.
+fn did_you_mean(candidates: &[String]) -> String {
+    match candidates {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        many => format!(
+            "; did you mean {}?",
+            many.iter()
+                .take(3)
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
+}
+
+/// The fields called `name`, or whose name ends in `_<name>`
+/// (`token` → `bearer_token`), or which are a near spelling of it, as
+/// `(section, field)`.
+fn fields_named(name: &str) -> Vec<(&'static str, &'static str)> {
+    let name = name.to_lowercase();
+    let exact: Vec<(&'static str, &'static str)> = FIELDS
+        .iter()
+        .filter(|(_, f, _)| *f == name || f.ends_with(&format!("_{name}")))
+        .map(|(s, f, _)| (*s, *f))
+        .collect();
+    if !exact.is_empty() || name.is_empty() {
+        return exact;
+    }
+    let names: Vec<&str> = FIELDS.iter().map(|(_, f, _)| *f).collect();
+    let close = closest(&name, &names);
+    FIELDS
+        .iter()
+        .filter(|(_, f, _)| close.contains(f))
+        .map(|(s, f, _)| (*s, *f))
+        .collect()
+}
+
+fn env_name(section: &str, field: &str) -> String {
+    format!("MOAT_{}__{}", section.to_uppercase(), field.to_uppercase())
+}
+
+/// Whether Kubernetes would have set `key` for a Service whose name starts
+/// with `moat` (service links: `MOAT_SERVICE_HOST`, `MOAT_PORT_8080_TCP`, …).
+fn is_service_link(key: &str) -> bool {
+    key.ends_with("_SERVICE_HOST")
+        || key.contains("_SERVICE_PORT")
+        || key.ends_with("_PORT")
+        || (key.contains("_PORT_")
+            && (key.contains("_TCP") || key.contains("_UDP") || key.contains("_SCTP")))
+}
+
+/// The message for an unknown `MOAT_*` variable (`key` is upper-case):
+/// the name, the variable most likely meant, and for a name Kubernetes
+/// injects, how to stop it.
+fn unknown_variable(key: &str) -> String {
+    let known: Vec<String> = env_names().collect();
+    let known_refs: Vec<&str> = known.iter().map(String::as_str).collect();
+    let mut guesses: Vec<String> = closest(key, &known_refs)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if guesses.is_empty() {
+        // The field's name without its section (`MOAT_WORKSPACE`,
+        // `MOAT_LOG_LEVEL`), or with a section that is misspelt.
+        let rest = key.strip_prefix("MOAT_").unwrap_or(key);
+        let field = rest.rsplit_once("__").map_or(rest, |(_, f)| f);
+        guesses = fields_named(field)
+            .into_iter()
+            .map(|(s, f)| env_name(s, f))
+            .collect();
+    }
+    let mut message = format!(
+        "unknown configuration variable {key}{}",
+        did_you_mean(&guesses)
+    );
+    if is_service_link(key) {
+        message.push_str(
+            " (Kubernetes sets MOAT_SERVICE_HOST, MOAT_PORT, … in every pod for a Service named \
+             moat or moat-…: set enableServiceLinks: false in the pod spec)",
+        );
+    }
+    message
+}
+
+/// Refuse an unknown table or key in the file, naming it with its table and
+/// the key most likely meant (the file path is added by the caller).
+fn check_file_keys(tree: &Map<String, Value>) -> Result<(), String> {
+    let sections = sections();
+    for (top, value) in tree {
+        if top == "environment" {
+            continue;
+        }
+        if !sections.contains(&top.as_str()) {
+            let mut guesses: Vec<String> = closest(top, &sections)
+                .into_iter()
+                .map(|s| format!("[{s}]"))
+                .collect();
+            if closest(top, &["environment"]).len() == 1 {
+                guesses.push("environment".into());
+            }
+            if guesses.is_empty() {
+                guesses = fields_named(top)
+                    .into_iter()
+                    .map(|(s, f)| format!("{f}` in `[{s}]"))
+                    .collect();
+            }
+            let what = if value.is_object() {
+                format!("unknown table [{top}]")
+            } else {
+                format!("unknown top-level key `{top}`")
+            };
+            return Err(format!("{what}{}", did_you_mean(&guesses)));
+        }
+        let Value::Object(fields) = value else {
+            continue;
+        };
+        for field in fields.keys() {
+            if FIELDS.iter().any(|(s, f, _)| s == top && f == field) {
+                continue;
+            }
+            let here: Vec<&str> = FIELDS
+                .iter()
+                .filter(|(s, _, _)| s == top)
+                .map(|(_, f, _)| *f)
+                .collect();
+            let mut guesses: Vec<String> = closest(field, &here)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            if guesses.is_empty() {
+                guesses = FIELDS
+                    .iter()
+                    .filter(|(s, f, _)| f == field && s != top)
+                    .map(|(s, f, _)| format!("{f}` in `[{s}]"))
+                    .collect();
+            }
+            return Err(format!(
+                "unknown key `{field}` in [{top}]{}",
+                did_you_mean(&guesses)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A relative `sandbox.workspace` in the file names a directory relative to
+/// the file, not to wherever moat was started: it is joined to the file's
+/// directory here. (`~` and `~/…` are expanded later, as everywhere.)
+fn anchor_file_paths(
+    tree: &mut Map<String, Value>,
+    file: &Path,
+    cwd: Option<&Path>,
+) -> Result<(), String> {
+    let Some(Value::String(ws)) = tree
+        .get_mut("sandbox")
+        .and_then(Value::as_object_mut)
+        .and_then(|s| s.get_mut("workspace"))
+    else {
+        return Ok(());
+    };
+    if ws.trim().is_empty() {
+        return Err(
+            "`workspace` in [sandbox] is empty: give the directory to serve (a relative path is \
+             read from this file's directory), or leave the key out"
+                .into(),
+        );
+    }
+    if ws == "~" || ws.starts_with("~/") || Path::new(ws.as_str()).is_absolute() {
+        return Ok(());
+    }
+    let dir = file.parent().unwrap_or_else(|| Path::new(""));
+    let dir = match cwd {
+        Some(cwd) if dir.is_relative() => cwd.join(dir),
+        _ => dir.to_path_buf(),
+    };
+    let joined = dir.join(ws.as_str());
+    let Some(joined) = joined.to_str() else {
+        return Err(
+            "the file's directory is not valid UTF-8, so the relative `workspace` in [sandbox] \
+             cannot be read from it: give an absolute path"
+                .into(),
+        );
+    };
+    *ws = joined.to_owned();
     Ok(())
 }
 
@@ -585,6 +851,46 @@ pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4))
 }
 
+/// `environment`'s values.
+const ENVIRONMENTS: &[&str] = &["local", "staging", "production"];
+/// `sandbox.mode`'s values.
+const MODES: &[&str] = &["confined", "in-process"];
+/// `observability.log_level`'s values (`warn` and `warning` are one level).
+const LOG_LEVELS: &[&str] = &["debug", "info", "warn", "warning", "error"];
+
+/// One of `options`, matched in any case and without surrounding spaces;
+/// the option as spelt in `options`. An empty value, or any other, is
+/// refused naming the setting and what it accepts.
+fn choice(
+    name: &str,
+    value: Option<&str>,
+    options: &[&'static str],
+) -> Result<Option<&'static str>, ConfigError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let wanted = options.join(", ");
+    let given = value.trim();
+    if given.is_empty() {
+        return Err(ConfigError::Invalid(format!(
+            "{name} is empty: give one of {wanted}, or leave it out for the default"
+        )));
+    }
+    match options.iter().find(|o| o.eq_ignore_ascii_case(given)) {
+        Some(o) => Ok(Some(*o)),
+        None => {
+            let guesses: Vec<String> = closest(given, options)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            Err(ConfigError::Invalid(format!(
+                "{name} must be one of {wanted}, not {value:?}{}",
+                did_you_mean(&guesses)
+            )))
+        }
+    }
+}
+
 fn bounded(
     name: &str,
     v: Option<u64>,
@@ -611,15 +917,11 @@ fn validate(
     transport: Transport,
     landlock_available: bool,
 ) -> Result<Config, ConfigError> {
-    let environment = match raw.environment.as_deref().map(str::to_lowercase).as_deref() {
+    let environment = match choice("environment", raw.environment.as_deref(), ENVIRONMENTS)? {
         None | Some("local") => Environment::Local,
         Some("staging") => Environment::Staging,
-        Some("production") => Environment::Production,
-        Some(other) => {
-            return Err(ConfigError::Invalid(format!(
-                "environment must be local, staging or production, not {other:?}"
-            )));
-        }
+        // `choice` returns one of ENVIRONMENTS: "production".
+        Some(_) => Environment::Production,
     };
 
     let s = raw.server;
@@ -729,7 +1031,7 @@ fn validate(
         )]
         tool_timeout_ms: (timeout * 1000.0).round() as u64,
     };
-    let (mode, mode_automatic) = match sb.mode.as_deref() {
+    let (mode, mode_automatic) = match choice("sandbox.mode", sb.mode.as_deref(), MODES)? {
         None => {
             if cfg!(target_os = "linux") && landlock_available {
                 (SandboxMode::Confined, false)
@@ -738,12 +1040,8 @@ fn validate(
             }
         }
         Some("confined") => (SandboxMode::Confined, false),
-        Some("in-process") => (SandboxMode::InProcess, false),
-        Some(other) => {
-            return Err(ConfigError::Invalid(format!(
-                "sandbox.mode must be confined or in-process, not {other:?}"
-            )));
-        }
+        // `choice` returns one of MODES: "in-process".
+        Some(_) => (SandboxMode::InProcess, false),
     };
     if mode == SandboxMode::Confined && !cfg!(unix) {
         return Err(ConfigError::Invalid(
@@ -759,6 +1057,24 @@ fn validate(
         64,
     )?)
     .unwrap_or(default_workers);
+    if let Some(flag) = &sources.workspace_flag
+        && flag.to_str().is_some_and(|f| f.trim().is_empty())
+    {
+        return Err(ConfigError::Workspace(
+            "--workspace is empty: give the directory to serve, or leave the flag out".into(),
+        ));
+    }
+    if sources.workspace_flag.is_none()
+        && sb.workspace.as_deref().is_some_and(|w| w.trim().is_empty())
+    {
+        // The file's empty value is refused while the file is read, so
+        // this one came from the environment.
+        return Err(ConfigError::Workspace(
+            "MOAT_SANDBOX__WORKSPACE is empty: give the directory to serve, or unset it to \
+             serve the working directory"
+                .into(),
+        ));
+    }
     let workspace_raw = sources
         .workspace_flag
         .clone()
@@ -812,6 +1128,13 @@ fn validate(
     if token.chars().count() > 512 {
         return Err(ConfigError::Invalid(
             "http.bearer_token must be at most 512 characters".into(),
+        ));
+    }
+    if h.host.as_deref().is_some_and(|host| host.trim().is_empty()) {
+        return Err(ConfigError::Invalid(
+            "http.host is empty: give an address to bind (127.0.0.1, 0.0.0.0, …), or leave it out \
+             for 127.0.0.1"
+                .into(),
         ));
     }
     let http = HttpConfig {
@@ -874,14 +1197,18 @@ fn validate(
     };
 
     let o = raw.observability;
-    let log_level = o.log_level.unwrap_or_else(|| "info".into()).to_lowercase();
-    if !matches!(log_level.as_str(), "debug" | "info" | "warning" | "error") {
-        return Err(ConfigError::Invalid(format!(
-            "observability.log_level must be debug, info, warning or error, not {log_level:?}"
-        )));
-    }
+    let log_level = match choice(
+        "observability.log_level",
+        o.log_level.as_deref(),
+        LOG_LEVELS,
+    )? {
+        None => "info",
+        // `warn` is what the log lines say (`"level":"WARN"`).
+        Some("warn") => "warning",
+        Some(level) => level,
+    };
     let observability = ObservabilityConfig {
-        log_level,
+        log_level: log_level.to_owned(),
         log_json: o.log_json.unwrap_or(true),
         log_tool_arguments: o.log_tool_arguments.unwrap_or(false),
     };
@@ -922,6 +1249,20 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
             "MOAT_HTTP__BEARER_TOKEN is empty: the HTTP endpoint would accept any caller".into(),
         );
     }
+    if transport == Transport::Http && !c.http.bearer_token.is_empty() {
+        if is_placeholder_token(&c.http.bearer_token) {
+            v.push(
+                "MOAT_HTTP__BEARER_TOKEN is a placeholder, not a secret: generate one \
+                 (openssl rand -hex 32) and give it from a secret store"
+                    .into(),
+            );
+        } else if c.http.bearer_token.chars().count() < MIN_TOKEN_CHARS {
+            v.push(format!(
+                "MOAT_HTTP__BEARER_TOKEN is shorter than {MIN_TOKEN_CHARS} characters: generate \
+                 one (openssl rand -hex 32) and give it from a secret store"
+            ));
+        }
+    }
     if is_home_or_root(&c.sandbox.workspace) {
         v.push("MOAT_SANDBOX__WORKSPACE is a home or root directory: serve a project directory instead".into());
     }
@@ -939,6 +1280,58 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
         );
     }
     v
+}
+
+/// The shortest bearer token production accepts (`openssl rand -hex 16`
+/// gives 32 characters).
+pub const MIN_TOKEN_CHARS: usize = 32;
+
+/// Words that stand for a token in examples and templates, compared with
+/// the token in lower case with everything but letters and digits removed.
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "replaceme",
+    "changeme",
+    "changeit",
+    "secret",
+    "token",
+    "bearertoken",
+    "password",
+    "passwd",
+    "example",
+    "placeholder",
+    "yourtoken",
+    "yourtokenhere",
+    "yoursecret",
+    "inserttokenhere",
+    "todo",
+    "fixme",
+    "test",
+    "dummy",
+    "default",
+    "redacted",
+];
+
+/// Markers that make any token a placeholder wherever they appear in it
+/// (`REPLACE_ME_WITH_A_REAL_TOKEN_…`).
+const PLACEHOLDER_MARKERS: &[&str] = &["replaceme", "changeme", "placeholder", "yourtoken"];
+
+/// Whether `token` is a placeholder someone forgot to replace: one of the
+/// usual words, a token containing a "replace me" marker, or one character
+/// repeated (`xxxx…`, `0000…`, `****…`).
+#[must_use]
+pub fn is_placeholder_token(token: &str) -> bool {
+    let squashed: String = token
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    let mut chars = squashed.chars();
+    let repeated = chars.next().is_none_or(|first| chars.all(|c| c == first));
+    repeated
+        || PLACEHOLDER_WORDS
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(&squashed))
+        || PLACEHOLDER_MARKERS.iter().any(|m| squashed.contains(m))
 }
 
 fn is_home_or_root(p: &Path) -> bool {
@@ -1078,6 +1471,68 @@ mod tests {
         }
     }
 
+    /// The value of the `- name: NAME` entry's `value:` line in a manifest.
+    fn manifest_env(manifest: &str, name: &str) -> Option<String> {
+        let mut lines = manifest.lines();
+        lines.find(|l| l.trim() == format!("- name: {name}"))?;
+        let value = lines.next()?.trim().strip_prefix("value:")?;
+        Some(value.trim().trim_matches('"').to_owned())
+    }
+
+    #[test]
+    fn the_kubernetes_example_defines_what_it_uses_and_ships_no_secret() {
+        let k8s = include_str!("../../docs/deploy/kubernetes.yaml");
+        let objects: Vec<&str> = k8s.split("\n---\n").collect();
+        // Every claim it mounts is one of its objects.
+        for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
+            let claim = line.trim().trim_start_matches("claimName:").trim();
+            assert!(
+                objects
+                    .iter()
+                    .any(|o| o.contains("kind: PersistentVolumeClaim")
+                        && o.contains(&format!("  name: {claim}\n"))),
+                "the manifest mounts claim {claim} but does not define it"
+            );
+        }
+        // No Secret: applying one would overwrite the real token.
+        assert!(
+            !objects
+                .iter()
+                .any(|o| o.lines().any(|l| l == "kind: Secret")),
+            "the manifest ships a Secret"
+        );
+        // As many workers as CPUs in the limit.
+        let limit = k8s
+            .split("limits:")
+            .nth(1)
+            .and_then(|l| l.lines().find(|l| l.trim().starts_with("cpu:")))
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("cpu:")
+                    .trim()
+                    .trim_matches('"')
+                    .to_owned()
+            });
+        assert_eq!(
+            manifest_env(k8s, "MOAT_SANDBOX__WORKERS"),
+            limit,
+            "workers must equal the CPU limit"
+        );
+        // A pause before SIGTERM, with the kubelet's own sleep (the image
+        // has no shell and no sleep program).
+        let pre_stop = k8s.split("preStop:").nth(1).unwrap_or_default();
+        assert!(
+            pre_stop.trim_start().starts_with("sleep:"),
+            "no preStop sleep"
+        );
+        // The production it sets would refuse no placeholder it shows.
+        assert_eq!(
+            manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(),
+            Some("production")
+        );
+        assert!(!k8s.contains("REPLACE_ME\n") && !k8s.contains("bearer-token: "));
+    }
+
     #[test]
     fn type_errors_name_the_key() {
         let dir = tempfile::tempdir().unwrap();
@@ -1191,6 +1646,251 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("not a directory")
+        );
+    }
+
+    fn load_file(text: &str, env: &[(&str, &str)]) -> (Result<Config, ConfigError>, PathBuf) {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let f = dir.join("moat.toml");
+        std::fs::write(&f, text).unwrap();
+        let got = load(
+            &Sources {
+                file: Some(f.clone()),
+                ..sources(env)
+            },
+            Transport::Stdio,
+            true,
+        );
+        (got, f)
+    }
+
+    #[test]
+    fn an_unknown_variable_is_named_with_the_one_most_likely_meant() {
+        for (wrong, meant) in [
+            ("MOAT_WORKSPACE", "`MOAT_SANDBOX__WORKSPACE`"),
+            (
+                "MOAT_SANDBOX__MAX_FILE_BTYES",
+                "`MOAT_SANDBOX__MAX_FILE_BYTES`",
+            ),
+            ("MOAT_HTTP_BEARER_TOKEN", "`MOAT_HTTP__BEARER_TOKEN`"),
+            ("MOAT_BEARER_TOKEN", "`MOAT_HTTP__BEARER_TOKEN`"),
+            ("MOAT_LOG_LEVEL", "`MOAT_OBSERVABILITY__LOG_LEVEL`"),
+            ("moat_sandbox__workspaces", "`MOAT_SANDBOX__WORKSPACE`"),
+            ("MOAT_SANDBOXX__WORKERS", "`MOAT_SANDBOX__WORKERS`"),
+            ("MOAT_ENVIRONMNT", "`MOAT_ENVIRONMENT`"),
+            ("MOAT_PORT", "`MOAT_HTTP__PORT`"),
+        ] {
+            let e = load_env(&[(wrong, "1")]).unwrap_err().to_string();
+            assert!(
+                e.contains(&wrong.to_uppercase()) && e.contains(&format!("did you mean {meant}?")),
+                "{wrong}: {e}"
+            );
+        }
+        let e = load_env(&[("MOAT_NOPE", "1")]).unwrap_err().to_string();
+        assert!(
+            e.contains("MOAT_NOPE") && !e.contains("did you mean"),
+            "{e}"
+        );
+        for injected in ["MOAT_PORT", "MOAT_SERVICE_HOST", "MOAT_PORT_8080_TCP_ADDR"] {
+            let e = load_env(&[(injected, "1")]).unwrap_err().to_string();
+            assert!(e.contains("enableServiceLinks: false"), "{injected}: {e}");
+        }
+        let e = load_env(&[("MOAT_WORKSPACE", "1")])
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("enableServiceLinks"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_file_is_named_with_its_table_the_file_and_a_guess() {
+        for (text, expected) in [
+            (
+                "[sandbox]\nmax_file_btyes = 10\n",
+                "unknown key `max_file_btyes` in [sandbox]; did you mean `max_file_bytes`?",
+            ),
+            (
+                "[sandboxx]\nworkers = 2\n",
+                "unknown table [sandboxx]; did you mean `[sandbox]`?",
+            ),
+            (
+                "workspace = \"/srv\"\n",
+                "unknown top-level key `workspace`; did you mean `workspace` in `[sandbox]`?",
+            ),
+            (
+                "[http]\nworkspace = \"/srv\"\n",
+                "unknown key `workspace` in [http]; did you mean `workspace` in `[sandbox]`?",
+            ),
+            ("environmnt = \"local\"\n", "did you mean `environment`?"),
+            (
+                "[http]\nfrobnicate = 1\n",
+                "unknown key `frobnicate` in [http]",
+            ),
+        ] {
+            let (got, f) = load_file(text, &[]);
+            let e = got.unwrap_err().to_string();
+            assert!(e.contains(expected), "{text}: {e}");
+            assert!(e.contains(&f.display().to_string()), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_relative_workspace_in_the_file_is_read_from_the_file_s_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("conf/project")).unwrap();
+        let f = dir.path().join("conf/moat.toml");
+        std::fs::write(&f, "[sandbox]\nworkspace = \"project\"\n").unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let c = load(
+            &Sources {
+                file: Some(f),
+                workspace_flag: None,
+                cwd: Some(elsewhere.path().to_path_buf()),
+                env: Vec::new(),
+            },
+            Transport::Stdio,
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            c.sandbox.workspace,
+            dir.path().join("conf/project").canonicalize().unwrap()
+        );
+        // A relative file name is opened from the working directory, and
+        // the workspace is read from that file's directory.
+        let mut tree = Map::new();
+        tree.insert("sandbox".into(), json_workspace("project"));
+        anchor_file_paths(&mut tree, Path::new("conf/moat.toml"), Some(dir.path())).unwrap();
+        assert_eq!(
+            tree["sandbox"]["workspace"],
+            dir.path().join("conf/project").display().to_string()
+        );
+        // Absolute and home-relative paths are left as they are.
+        for kept in ["/srv/ws", "~/src/p", "~"] {
+            tree.insert("sandbox".into(), json_workspace(kept));
+            anchor_file_paths(&mut tree, Path::new("conf/moat.toml"), Some(dir.path())).unwrap();
+            assert_eq!(tree["sandbox"]["workspace"], kept);
+        }
+    }
+
+    fn json_workspace(ws: &str) -> Value {
+        let mut m = Map::new();
+        m.insert("workspace".into(), Value::String(ws.into()));
+        Value::Object(m)
+    }
+
+    #[test]
+    fn an_empty_workspace_is_called_empty_wherever_it_comes_from() {
+        let e = load_env(&[("MOAT_SANDBOX__WORKSPACE", "")]);
+        // The flag (set by `sources`) wins over the environment.
+        assert!(e.is_ok(), "{e:?}");
+        let mut s = sources(&[("MOAT_SANDBOX__WORKSPACE", " ")]);
+        s.workspace_flag = None;
+        let e = load(&s, Transport::Stdio, true).unwrap_err().to_string();
+        assert!(e.contains("MOAT_SANDBOX__WORKSPACE is empty"), "{e}");
+        s.workspace_flag = Some(PathBuf::new());
+        let e = load(&s, Transport::Stdio, true).unwrap_err().to_string();
+        assert!(e.contains("--workspace is empty"), "{e}");
+        let mut s = sources(&[]);
+        s.workspace_flag = None;
+        let (got, _) = load_file("[sandbox]\nworkspace = \"\"\n", &[]);
+        let e = got.unwrap_err().to_string();
+        assert!(e.contains("`workspace` in [sandbox] is empty"), "{e}");
+        for (k, name) in [
+            ("MOAT_SANDBOX__MODE", "sandbox.mode is empty"),
+            (
+                "MOAT_OBSERVABILITY__LOG_LEVEL",
+                "observability.log_level is empty",
+            ),
+            ("MOAT_ENVIRONMENT", "environment is empty"),
+            ("MOAT_HTTP__HOST", "http.host is empty"),
+        ] {
+            let e = load_env(&[(k, "")]).unwrap_err().to_string();
+            assert!(e.contains(name), "{k}: {e}");
+        }
+    }
+
+    #[test]
+    fn choices_are_read_in_any_case_and_warn_is_a_log_level() {
+        let c = load_env(&[
+            ("MOAT_SANDBOX__MODE", "In-Process"),
+            ("MOAT_OBSERVABILITY__LOG_LEVEL", "WARN"),
+            ("MOAT_ENVIRONMENT", "Staging"),
+        ])
+        .unwrap();
+        assert_eq!(c.sandbox.mode, SandboxMode::InProcess);
+        assert_eq!(c.observability.log_level, "warning");
+        assert_eq!(c.environment, Environment::Staging);
+        for level in ["warn", "Warning", " debug ", "ERROR", "Info"] {
+            let c = load_env(&[("MOAT_OBSERVABILITY__LOG_LEVEL", level)]).unwrap();
+            assert!(
+                ["warning", "debug", "error", "info"].contains(&c.observability.log_level.as_str()),
+                "{level}"
+            );
+        }
+        let c = load_env(&[("MOAT_SANDBOX__MODE", "CONFINED")]).unwrap();
+        assert_eq!(c.sandbox.mode, SandboxMode::Confined);
+        let e = load_env(&[("MOAT_SANDBOX__MODE", "inprocess")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `in-process`?"), "{e}");
+        let (got, _) = load_file("[observability]\nlog_level = \"Warn\"\n", &[]);
+        assert_eq!(got.unwrap().observability.log_level, "warning");
+    }
+
+    #[test]
+    fn production_refuses_a_short_or_placeholder_token_over_http() {
+        let strong = "4f9c2a7e1b3d5f60718293a4b5c6d7e8";
+        let production = |token: &str| {
+            load(
+                &sources(&[
+                    ("MOAT_ENVIRONMENT", "production"),
+                    ("MOAT_HTTP__BEARER_TOKEN", token),
+                ]),
+                Transport::Http,
+                true,
+            )
+        };
+        assert!(production(strong).is_ok() || moat_worker::USERLAND_CHECKS_DISABLED);
+        let e = production(&strong[1..]).unwrap_err().to_string();
+        assert!(e.contains("shorter than 32 characters"), "{e}");
+        for placeholder in [
+            "REPLACE_ME",
+            "changeme",
+            "Secret",
+            "token",
+            "PASSWORD",
+            "example",
+            "xxx",
+            "x".repeat(40).as_str(),
+            "********************************",
+            "REPLACE_ME_WITH_THE_OUTPUT_OF_OPENSSL_RAND",
+            "<your-token-here>",
+            "…",
+        ] {
+            let e = production(placeholder).unwrap_err().to_string();
+            assert!(e.contains("is a placeholder"), "{placeholder}: {e}");
+            assert!(!e.contains(placeholder) || placeholder.len() < 6, "{e}");
+        }
+        // Over stdio the token guards nothing; outside production it is a warning.
+        let stdio = load(
+            &sources(&[
+                ("MOAT_ENVIRONMENT", "production"),
+                ("MOAT_HTTP__BEARER_TOKEN", "REPLACE_ME"),
+            ]),
+            Transport::Stdio,
+            true,
+        );
+        assert!(stdio.is_ok() || moat_worker::USERLAND_CHECKS_DISABLED);
+        let local = load(
+            &sources(&[("MOAT_HTTP__BEARER_TOKEN", "changeme")]),
+            Transport::Http,
+            true,
+        )
+        .unwrap();
+        assert!(
+            local.violations.iter().any(|v| v.contains("placeholder")),
+            "{:?}",
+            local.violations
         );
     }
 

@@ -37,7 +37,9 @@
 //!
 //! JSON: `{"timestamp":…,"level":"INFO","message":"<event>",<fields>…}`, the
 //! fields in the order the event gives them, flattened into the top-level
-//! object so log tools can filter on them directly. Records from the `log` crate carry their `target`.
+//! object so log tools can filter on them directly. A line logged while a
+//! request is served starts its fields with the request's own
+//! ([`request_span`]: `request_id`, then `rpc_id`), redacted like the rest. Records from the `log` crate carry their `target`.
 //! Plain text (`observability.log_json = false`): `timestamp LEVEL event
 //! key=value …` with values escaped onto one line.
 
@@ -47,11 +49,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
+use tracing::{Event, Subscriber, span};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -81,7 +84,7 @@ where
 {
     let level = match o.log_level.as_str() {
         "debug" => "debug",
-        "warning" => "warn",
+        "warning" | "warn" => "warn",
         "error" => "error",
         _ => "info",
     };
@@ -95,6 +98,77 @@ where
             redactor: Arc::new(redactor),
         })
         .finish()
+        .with(SpanFields)
+}
+
+/// Opens the span of one request: every line logged while it is being
+/// served carries its `request_id` (unique in the process, counting from
+/// 1), and, once the transport has read it, the JSON-RPC id as `rpc_id`
+/// ([`record_rpc_id`]). The span is at `ERROR` level only so that no
+/// `log_level` filters it out; it is never itself logged.
+#[must_use]
+pub fn request_span() -> tracing::Span {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tracing::error_span!("request", request_id = id, rpc_id = tracing::field::Empty)
+}
+
+/// Adds the JSON-RPC `id` (as the client sent it: a number or a string) to
+/// the current request's span, so the lines that follow carry it.
+pub fn record_rpc_id(id: &crate::mcp::jsonrpc::Id) {
+    let span = tracing::Span::current();
+    match id {
+        crate::mcp::jsonrpc::Id::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                span.record("rpc_id", i);
+            } else if let Some(u) = n.as_u64() {
+                span.record("rpc_id", u);
+            } else {
+                span.record("rpc_id", n.to_string().as_str());
+            }
+        }
+        crate::mcp::jsonrpc::Id::String(text) => {
+            span.record("rpc_id", text.as_str());
+        }
+    }
+}
+
+/// The fields of a span, kept as values for the lines logged inside it.
+struct SpanValues(Vec<(&'static str, Value)>);
+
+/// Records each span's fields (and later `record`s) so [`Format`] can
+/// write them with every event inside the span.
+struct SpanFields;
+
+impl<S> Layer<S> for SpanFields
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(SpanValues(fields.values));
+        }
+    }
+
+    fn on_record(&self, id: &span::Id, values: &span::Record<'_>, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        values.record(&mut fields);
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        let mut extensions = span.extensions_mut();
+        let Some(SpanValues(known)) = extensions.get_mut::<SpanValues>() else {
+            return;
+        };
+        for (name, value) in fields.values {
+            match known.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = value,
+                None => known.push((name, value)),
+            }
+        }
+    }
 }
 
 /// Redacts log values: credential-named fields, credential-shaped values and
@@ -197,7 +271,7 @@ where
 {
     fn format_event(
         &self,
-        _ctx: &FmtContext<'_, S, N>,
+        ctx: &FmtContext<'_, S, N>,
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
@@ -212,9 +286,24 @@ where
         let target = fields
             .target
             .map(|t| self.redactor.field("target", Value::String(t)));
-        let values: Vec<(&'static str, Value)> = fields
-            .values
+        // The request's fields first (outermost span first), unless the
+        // event gives a field of the same name itself.
+        let mut spans: Vec<(&'static str, Value)> = Vec::new();
+        if let Some(scope) = ctx.event_scope() {
+            for span in scope.from_root() {
+                if let Some(SpanValues(known)) = span.extensions().get::<SpanValues>() {
+                    for (name, value) in known {
+                        let taken = spans.iter().chain(&fields.values).any(|(n, _)| n == name);
+                        if !taken {
+                            spans.push((name, value.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        let values: Vec<(&'static str, Value)> = spans
             .into_iter()
+            .chain(fields.values)
             .map(|(name, value)| (name, self.redactor.field(name, value)))
             .collect();
         let line = if self.json {
@@ -412,7 +501,7 @@ mod tests {
     #[test]
     fn events_are_one_json_object_per_line_with_the_event_name_as_message() {
         let lines = logged(true, &[], || {
-            tracing::info!(method = "tools/list", duration_ms = 1.5, "rpc.ok");
+            tracing::info!(method = "tools/list", duration_us = 1500u64, "rpc.ok");
             tracing::warn!(origin = "https://evil.example", "http.origin_rejected");
         });
         assert_eq!(lines.len(), 2, "{lines:?}");
@@ -420,7 +509,7 @@ mod tests {
         assert_eq!(first["message"], "rpc.ok");
         assert_eq!(first["level"], "INFO");
         assert_eq!(first["method"], "tools/list");
-        assert_eq!(first["duration_ms"], 1.5);
+        assert_eq!(first["duration_us"], 1500);
         assert!(
             first["timestamp"]
                 .as_str()
@@ -547,6 +636,54 @@ mod tests {
         let v = parse(&lines[0]);
         assert_eq!(v["message"], "rpc.error", "{v}");
         assert_eq!(v["detail"], "unknown method 'x'", "{v}");
+    }
+
+    #[test]
+    fn lines_inside_a_request_carry_its_request_id_and_rpc_id() {
+        let lines = logged(true, &[], || {
+            tracing::info!("before");
+            let first = request_span();
+            let second = request_span();
+            {
+                let _in = first.enter();
+                tracing::info!("parsed");
+                record_rpc_id(&crate::mcp::jsonrpc::Id::String("abc".into()));
+                tracing::info!(method = "tools/call", "rpc.ok");
+            }
+            let _in = second.enter();
+            record_rpc_id(&crate::mcp::jsonrpc::Id::Number(7.into()));
+            tracing::warn!(request_id = 0u64, "own field wins");
+        });
+        let v: Vec<Value> = lines.iter().map(|l| parse(l)).collect();
+        assert!(v[0].get("request_id").is_none(), "{}", lines[0]);
+        let first = v[1]["request_id"].as_u64().unwrap();
+        assert!(v[1].get("rpc_id").is_none(), "{}", lines[1]);
+        assert_eq!(v[2]["request_id"], first, "{}", lines[2]);
+        assert_eq!(v[2]["rpc_id"], "abc", "{}", lines[2]);
+        // The request's fields come right after the message.
+        assert!(
+            lines[2].find("\"request_id\"") < lines[2].find("\"method\""),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(v[3]["request_id"], 0, "{}", lines[3]);
+        assert_eq!(v[3]["rpc_id"], 7, "{}", lines[3]);
+        assert_eq!(lines[3].matches("request_id").count(), 1, "{}", lines[3]);
+    }
+
+    #[test]
+    fn the_request_span_is_kept_at_every_log_level() {
+        let capture = Capture::default();
+        let mut o = config(true);
+        o.log_level = "error".into();
+        let subscriber = subscriber(&o, LogRedactor::default(), capture.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let span = request_span();
+            let _in = span.enter();
+            tracing::error!("serve.failed");
+        });
+        let line = capture.text();
+        assert!(parse(line.trim())["request_id"].is_u64(), "{line}");
     }
 
     #[test]

@@ -35,6 +35,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
+use tracing::Instrument as _;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
 use crate::mcp::{Server, Session, TransportInfo};
@@ -326,7 +327,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     // What they may hold in memory meanwhile is bounded in bytes.
     let pending_bytes = Arc::new(Semaphore::new(MAX_PENDING_CALL_BYTES));
     let (calls_tx, calls_rx) =
-        mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit)>();
+        mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit, tracing::Span)>();
     let dispatcher = tokio::spawn(dispatch(
         Arc::clone(&server),
         Arc::clone(&session),
@@ -343,6 +344,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
                     code::PARSE_ERROR,
                     format!("parse error: the line exceeds the {cap}-byte line limit"),
                 );
+                crate::logging::request_span().in_scope(|| refused(&e, ""));
                 let _ = tx.send(jsonrpc::encode(&e.to_value())).await;
                 continue;
             }
@@ -351,9 +353,11 @@ pub async fn serve(server: Arc<Server>) -> i32 {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        let span = crate::logging::request_span();
         let msg = match jsonrpc::parse(&line) {
             Ok(m) => m,
             Err(e) => {
+                span.in_scope(|| refused(&e, &method_of(&line)));
                 let _ = tx.send(jsonrpc::encode(&e.to_value())).await;
                 continue;
             }
@@ -363,7 +367,11 @@ pub async fn serve(server: Arc<Server>) -> i32 {
             // (cancellations among them), errors: answered here, in order,
             // never behind a tool call. None of them waits on anything a
             // tool call holds.
-            if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
+            let answer = server
+                .handle(msg, &session, TransportInfo::default())
+                .instrument(span)
+                .await;
+            if let Some(v) = answer {
                 let _ = tx.send(jsonrpc::encode(&v)).await;
             }
             continue;
@@ -372,7 +380,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
         let Ok(held) = Arc::clone(&pending_bytes).acquire_many_owned(weight).await else {
             break;
         };
-        if calls_tx.send((msg, held)).is_err() {
+        if calls_tx.send((msg, held, span)).is_err() {
             break;
         }
     }
@@ -385,17 +393,40 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     0
 }
 
+/// A line refused before it reached the server core (not JSON, not a
+/// JSON-RPC request, too long): logged once as `rpc.error`, as the core
+/// logs its own errors.
+fn refused(e: &RpcError, method: &str) {
+    if let Some(id) = &e.id {
+        crate::logging::record_rpc_id(id);
+    }
+    tracing::warn!(method, code = e.code, error_message = %e.message, "rpc.error");
+}
+
+/// The `method` of a line that is JSON but not a valid request, for its
+/// log line (at most 100 characters); empty when there is none.
+fn method_of(line: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| {
+            v.get("method")
+                .and_then(serde_json::Value::as_str)
+                .map(|m| m.chars().take(100).collect())
+        })
+        .unwrap_or_default()
+}
+
 /// Run tool calls as the admission has room, in arrival order; at end of
 /// input, finish every one and answer it.
 async fn dispatch(
     server: Arc<Server>,
     session: Arc<Session>,
-    mut calls: mpsc::UnboundedReceiver<(jsonrpc::Message, OwnedSemaphorePermit)>,
+    mut calls: mpsc::UnboundedReceiver<(jsonrpc::Message, OwnedSemaphorePermit, tracing::Span)>,
     tx: mpsc::Sender<Vec<u8>>,
 ) {
     let slots = Arc::new(Semaphore::new(server.admission().capacity()));
     let mut tasks = JoinSet::new();
-    while let Some((msg, held)) = calls.recv().await {
+    while let Some((msg, held, span)) = calls.recv().await {
         while tasks.try_join_next().is_some() {}
         let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
             break;
@@ -403,7 +434,7 @@ async fn dispatch(
         let server = Arc::clone(&server);
         let session = Arc::clone(&session);
         let tx = tx.clone();
-        tasks.spawn(async move {
+        let call = async move {
             if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
                 // Encoding a large answer is CPU work: off the (single)
                 // runtime thread, which also reads and answers control
@@ -414,7 +445,8 @@ async fn dispatch(
             }
             drop(slot);
             drop(held);
-        });
+        };
+        tasks.spawn(call.instrument(span));
     }
     while tasks.join_next().await.is_some() {}
 }

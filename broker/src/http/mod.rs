@@ -67,6 +67,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tracing::Instrument as _;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
 use crate::mcp::{Server, Session, TransportInfo, meta};
@@ -212,7 +213,9 @@ pub async fn serve_on(
             let outbox = Arc::clone(&svc_outbox);
             async move {
                 waiting.busy(&slot);
-                let response = handle(&st, req).await;
+                let response = handle(&st, req)
+                    .instrument(crate::logging::request_span())
+                    .await;
                 // Counted from now until the socket has taken it.
                 outbox.queue(body_len(&response));
                 waiting.wait(&slot);
@@ -288,6 +291,44 @@ fn rpc_status(code: i64) -> StatusCode {
 
 fn rpc_error_response(e: &RpcError) -> Response<Body> {
     json_response(rpc_status(e.code), &e.to_value())
+}
+
+/// A request refused before it reached the server core, with a JSON-RPC
+/// error (bad JSON, a batch, a bad envelope, 2026-07-28 headers that do not
+/// match the body): logged once as `rpc.error`, as the core logs its own.
+fn rpc_refused(e: &RpcError, method: &str) -> Response<Body> {
+    if let Some(id) = &e.id {
+        crate::logging::record_rpc_id(id);
+    }
+    let status = rpc_status(e.code);
+    tracing::warn!(
+        method,
+        status = status.as_u16(),
+        code = e.code,
+        error_message = %e.message,
+        "rpc.error"
+    );
+    rpc_error_response(e)
+}
+
+/// A request refused with an HTTP status and no JSON-RPC error: logged
+/// once as `http.refused` with the status and a fixed `reason`.
+fn refused(status: StatusCode, reason: &'static str, message: &str) -> Response<Body> {
+    if matches!(
+        status,
+        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+    ) {
+        tracing::info!(status = status.as_u16(), reason, "http.refused");
+    } else {
+        tracing::warn!(status = status.as_u16(), reason, "http.refused");
+    }
+    plain_error(status, message)
+}
+
+/// 503 with `Retry-After`, logged as [`refused`].
+fn refused_busy(reason: &'static str, message: &str) -> Response<Body> {
+    tracing::warn!(status = 503u16, reason, "http.refused");
+    busy(message)
 }
 
 fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -431,6 +472,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         Ok(g) => g,
         Err(e) => {
             tracing::warn!(
+                status = 400u16,
                 header = e.header(),
                 reason = e.reason(),
                 "http.header_refused"
@@ -445,11 +487,12 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         }
         (&Method::GET, "/readyz") => return readyz(st),
         (_, "/mcp") => {}
-        _ => return plain_error(StatusCode::NOT_FOUND, "not found"),
+        _ => return refused(StatusCode::NOT_FOUND, "not_found", "not found"),
     }
     if req.method() != Method::POST {
-        let mut r = plain_error(
+        let mut r = refused(
             StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
             "method not allowed: use POST",
         );
         r.headers_mut()
@@ -458,24 +501,38 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
     }
     let headers = req.headers();
     if !st.policy.origin_allowed(gate.origin) {
-        tracing::warn!(origin = gate.origin.unwrap_or(""), "http.origin_rejected");
+        tracing::warn!(
+            status = 403u16,
+            origin = gate.origin.unwrap_or(""),
+            "http.origin_rejected"
+        );
         return plain_error(StatusCode::FORBIDDEN, "origin not allowed");
     }
     if !st.policy.host_allowed(gate.host) {
-        tracing::warn!(host = gate.host.unwrap_or(""), "http.host_rejected");
+        tracing::warn!(
+            status = 403u16,
+            host = gate.host.unwrap_or(""),
+            "http.host_rejected"
+        );
         return plain_error(StatusCode::FORBIDDEN, "host not allowed");
     }
     if let Some(token) = &st.token
         && !token.accepts(gate.authorization)
     {
-        let mut r = plain_error(StatusCode::UNAUTHORIZED, "unauthorised");
+        let reason = if gate.authorization.is_some() {
+            "token_rejected"
+        } else {
+            "token_missing"
+        };
+        let mut r = refused(StatusCode::UNAUTHORIZED, reason, "unauthorised");
         r.headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return r;
     }
     let too_large = || {
-        plain_error(
+        refused(
             StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
             &format!("request larger than the {}-byte limit", st.max_body),
         )
     };
@@ -483,7 +540,13 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         match len.trim().parse::<u64>() {
             Ok(n) if n > st.max_body => return too_large(),
             Ok(_) => {}
-            Err(_) => return plain_error(StatusCode::BAD_REQUEST, "invalid Content-Length"),
+            Err(_) => {
+                return refused(
+                    StatusCode::BAD_REQUEST,
+                    "bad_content_length",
+                    "invalid Content-Length",
+                );
+            }
         }
     }
     // The body is read before anything is taken: a client that stalls its
@@ -502,14 +565,16 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         Ok(Ok(b)) => b.to_bytes(),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
         Ok(Err(_)) => {
-            return plain_error(
+            return refused(
                 StatusCode::BAD_REQUEST,
+                "body_unreadable",
                 "the request body could not be read",
             );
         }
         Err(_) => {
-            return plain_error(
+            return refused(
                 StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
                 "the request body did not arrive in time",
             );
         }
@@ -517,23 +582,34 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(_) => {
-            return rpc_error_response(&RpcError::new(
-                None,
-                code::PARSE_ERROR,
-                "parse error: the body is not valid JSON",
-            ));
+            return rpc_refused(
+                &RpcError::new(
+                    None,
+                    code::PARSE_ERROR,
+                    "parse error: the body is not valid JSON",
+                ),
+                "",
+            );
         }
     };
     if value.is_array() {
-        return rpc_error_response(&RpcError::new(
-            None,
-            code::INVALID_REQUEST,
-            "invalid request: this server does not accept JSON-RPC batches",
-        ));
+        return rpc_refused(
+            &RpcError::new(
+                None,
+                code::INVALID_REQUEST,
+                "invalid request: this server does not accept JSON-RPC batches",
+            ),
+            "",
+        );
     }
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(|m| m.chars().take(100).collect::<String>())
+        .unwrap_or_default();
     let msg = match jsonrpc::validate(value) {
         Ok(m) => m,
-        Err(e) => return rpc_error_response(&e),
+        Err(e) => return rpc_refused(&e, &method),
     };
     if let Some(e) = check_mirrored_headers(
         &msg,
@@ -541,7 +617,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         method_header.as_deref(),
         name_header.as_deref(),
     ) {
-        return rpc_error_response(&e);
+        return rpc_refused(&e, &msg.method);
     }
     let is_notification = msg.is_notification();
     // Only tool calls take a slot; every other method is answered at once
@@ -550,11 +626,16 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         !is_notification && matches!(msg.method.as_str(), "tools/call" | "resources/read");
     let permit = if takes_slot {
         if st.queued.load(Ordering::SeqCst) > st.max_queued {
-            return busy("server busy: too many answers are waiting for their clients");
+            return refused_busy(
+                "answers_queued",
+                "server busy: too many answers are waiting for their clients",
+            );
         }
         match st.in_flight.try_acquire() {
             Ok(p) => Some(p),
-            Err(_) => return busy("server busy: too many tool calls in flight"),
+            Err(_) => {
+                return refused_busy("in_flight", "server busy: too many tool calls in flight");
+            }
         }
     } else {
         None
@@ -572,7 +653,11 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             *r.status_mut() = StatusCode::ACCEPTED;
             r
         }
-        None => plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response"),
+        None => refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no_response",
+            "no response",
+        ),
         Some(v) => {
             let status = v
                 .get("error")
@@ -586,7 +671,10 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
                     .and_then(Value::as_str)
                     == Some("busy")
             {
-                return busy("server busy: every worker is busy and the wait queue is full");
+                return refused_busy(
+                    "workers_busy",
+                    "server busy: every worker is busy and the wait queue is full",
+                );
             }
             // Encoding a large answer is CPU work: off the runtime's threads.
             let r = if takes_slot {
@@ -601,7 +689,12 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             // An answer that would take the bytes waiting for clients over
             // the global bound is dropped here, before it is queued.
             if takes_slot && st.queued.load(Ordering::SeqCst) + body_len(&r) > st.max_queued {
-                tracing::warn!(bytes = body_len(&r), "http.answer_dropped_queue_full");
+                tracing::warn!(
+                    status = 503u16,
+                    reason = "answer_dropped",
+                    bytes = body_len(&r),
+                    "http.refused"
+                );
                 return busy("server busy: too many answers are waiting for their clients");
             }
             r

@@ -157,15 +157,20 @@ fn is_reserved(key: &str) -> bool {
     )
 }
 
-fn client_label(info: Option<&Value>) -> String {
+/// A client label for logs from a `clientInfo` object (`name/version`,
+/// `name`, or `unidentified`).
+#[must_use]
+pub fn client_label(info: Option<&Value>) -> String {
     let Some(info) = info.and_then(Value::as_object) else {
         return "unidentified".into();
     };
-    let name = info.get("name").and_then(Value::as_str);
-    let version = info.get("version").and_then(Value::as_str);
+    // Bounded: the label is the client's own text, and it is on every line.
+    let short = |s: &str| -> String { s.chars().take(100).collect() };
+    let name = info.get("name").and_then(Value::as_str).map(short);
+    let version = info.get("version").and_then(Value::as_str).map(short);
     match (name, version) {
         (Some(n), Some(v)) => format!("{n}/{v}"),
-        (Some(n), None) => n.to_owned(),
+        (Some(n), None) => n,
         _ => "unidentified".into(),
     }
 }

@@ -40,10 +40,11 @@ use jsonrpc::{Id, Message, RpcError, code};
 pub const PAGE_SIZE: usize = 100;
 
 /// Per-connection state: the legacy version negotiated by `initialize` on
-/// this stdio process (HTTP keeps none).
+/// this stdio process, and the client it named (HTTP keeps none).
 #[derive(Debug, Default)]
 pub struct Session {
     legacy: Mutex<Option<String>>,
+    client: Mutex<Option<String>>,
 }
 
 impl Session {
@@ -54,6 +55,16 @@ impl Session {
     fn set_legacy(&self, v: &str) {
         if let Ok(mut g) = self.legacy.lock() {
             *g = Some(v.to_owned());
+        }
+    }
+
+    fn client(&self) -> Option<String> {
+        self.client.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn set_client(&self, label: String) {
+        if let Ok(mut g) = self.client.lock() {
+            *g = Some(label);
         }
     }
 }
@@ -149,23 +160,46 @@ impl Server {
         let start = Instant::now();
         let method = msg.method.clone();
         let id = msg.id.clone();
-        let outcome = self.dispatch(msg, session, transport).await;
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        if let Some(id) = &id {
+            crate::logging::record_rpc_id(id);
+        }
+        let client = self.client_of(&msg, session);
+        let outcome = self.dispatch(msg, session, transport, &client).await;
+        let us = micros(start);
         match (id, outcome) {
             (None, Ok(_)) => None,
             (None, Err(e)) => {
-                tracing::warn!(method = %method, code = e.code, duration_ms = ms, "rpc.notification_failed");
+                tracing::warn!(method = %method, client, code = e.code, error_message = %e.message, duration_us = us, "rpc.notification_failed");
                 None
             }
             (Some(id), Ok(result)) => {
-                tracing::info!(method = %method, duration_ms = ms, "rpc.ok");
+                tracing::info!(method = %method, client, duration_us = us, "rpc.ok");
                 Some(jsonrpc::success(&id, result))
             }
             (Some(_), Err(e)) => {
-                tracing::warn!(method = %method, code = e.code, error_message = %e.message, duration_ms = ms, "rpc.error");
+                tracing::warn!(method = %method, client, code = e.code, error_message = %e.message, duration_us = us, "rpc.error");
                 Some(e.to_value())
             }
         }
+    }
+
+    /// The client a request comes from, for the logs: `name/version` from
+    /// the request's `_meta` (2026-07-28), from `initialize`'s
+    /// `clientInfo`, or from the `initialize` of this stdio session;
+    /// `unidentified` when none says (an HTTP request of an earlier
+    /// revision: HTTP keeps no session).
+    fn client_of(&self, msg: &Message, session: &Session) -> String {
+        if meta::is_modern(&msg.params) {
+            let info = msg
+                .params
+                .get("_meta")
+                .and_then(|m| m.get(meta::KEY_CLIENT_INFO));
+            return meta::client_label(info);
+        }
+        if msg.method == "initialize" {
+            return meta::client_label(msg.params.get("clientInfo"));
+        }
+        session.client().unwrap_or_else(|| meta::client_label(None))
     }
 
     async fn dispatch(
@@ -173,10 +207,14 @@ impl Server {
         msg: Message,
         session: &Session,
         transport: TransportInfo<'_>,
+        client: &str,
     ) -> Result<Value, RpcError> {
         let modern = meta::is_modern(&msg.params);
         let id = msg.id.as_ref();
         if msg.method == "initialize" && !modern {
+            if !transport.http {
+                session.set_client(client.to_owned());
+            }
             return Ok(self.initialize(&msg, session, transport));
         }
         if msg.is_notification() && msg.method.starts_with("notifications/") {
@@ -203,7 +241,7 @@ impl Server {
                 "logging/setLevel" => set_log_level(id, &msg.params),
                 "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
                 "tools/call" => {
-                    self.tools_call(id, &msg.params, Era::Legacy, None, &version)
+                    self.tools_call(id, &msg.params, Era::Legacy, None, &version, client)
                         .await
                 }
                 other => Err(method_not_found(id, other)),
@@ -220,6 +258,7 @@ impl Server {
                     Era::Modern,
                     Some(&rm),
                     meta::MODERN_VERSION,
+                    client,
                 )
                 .await
             }
@@ -345,6 +384,7 @@ impl Server {
         era: Era,
         rm: Option<&meta::RequestMeta>,
         version: &str,
+        client: &str,
     ) -> Result<Value, RpcError> {
         let invalid = |m: String| RpcError::new(id.cloned(), code::INVALID_PARAMS, m);
         let name = match params.get("name") {
@@ -379,7 +419,15 @@ impl Server {
                 message: format!("{problem}."),
                 remedy: "Call the tool again with arguments that match its inputSchema.".into(),
             };
-            tracing::info!(tool = name, error = "invalid_arguments", "tool.call");
+            tracing::info!(
+                tool = name,
+                client,
+                error = "invalid_arguments",
+                content_level = "",
+                redactions = 0u64,
+                duration_us = 0u64,
+                "tool.call"
+            );
             let mut result = self.controls.failure(&refusal);
             if let (Era::Modern, Some(rm)) = (era, rm) {
                 result.insert("resultType".into(), json!("complete"));
@@ -439,7 +487,6 @@ impl Server {
                 (self.controls.failure(&refusal), Some(code))
             }
         };
-        let client = rm.map_or("legacy", |m| m.client.as_str());
         // What an operator alerts on: the injection level of the content
         // returned ("" for a tool that returns none) and how much was redacted.
         let structured = result.get("structuredContent");
@@ -453,10 +500,10 @@ impl Server {
             .and_then(|r| r.get("count"))
             .and_then(Value::as_u64)
             .unwrap_or(0);
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let duration_us = micros(started);
         if self.config.observability.log_tool_arguments {
             let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
-            tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_ms, "tool.call");
+            tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_us, "tool.call");
         } else {
             tracing::info!(
                 tool = name,
@@ -464,7 +511,7 @@ impl Server {
                 error = code.unwrap_or(""),
                 content_level,
                 redactions,
-                duration_ms,
+                duration_us,
                 "tool.call"
             );
         }
@@ -499,6 +546,11 @@ impl Server {
         }
         Ok(Value::Object(result))
     }
+}
+
+/// Microseconds since `start`, for `duration_us`.
+fn micros(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Legacy `logging/setLevel`: a valid syslog level is acknowledged (moat

@@ -375,8 +375,15 @@ impl Pool {
             Some(st) => describe_exit(st, why),
             None => why,
         };
-        tracing::warn!(pid, why = described, "worker.replaced");
-        self.request_spawn();
+        if self.shutting_down.load(Ordering::SeqCst) {
+            // Nothing is replaced at shutdown, and a worker ending then is
+            // expected: the spawner thread's exit kills every worker still
+            // alive (their parent-death signal), idle or finishing a call.
+            tracing::debug!(pid, why = described, "worker.stopped");
+        } else {
+            tracing::warn!(pid, why = described, "worker.replaced");
+            self.request_spawn();
+        }
         described
     }
 
@@ -428,10 +435,14 @@ impl Pool {
     /// Kill every worker, reap them, and stop the spawner.
     pub async fn shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+        // The idle workers are taken before the spawner thread is stopped:
+        // its exit kills them (parent-death signal), and the reaper must
+        // not find them dead in the idle list.
+        let idle = self.take_idle();
         if let Ok(mut tx) = self.spawn_tx.lock() {
             tx.take();
         }
-        for w in self.take_idle() {
+        for w in idle {
             self.kill_and_reap(w).await;
         }
         // Workers still starting or busy finish their own paths; wait briefly.

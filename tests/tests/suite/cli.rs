@@ -342,7 +342,8 @@ fn logs_are_json_lines_on_stderr() {
     let ok = json_events(&stderr, "rpc.ok");
     assert_eq!(ok.len(), 3, "{stderr}");
     assert_eq!(ok[0]["method"], "tools/call");
-    assert!(ok[0]["duration_ms"].is_number(), "{stderr}");
+    assert!(ok[0]["duration_us"].is_u64(), "{stderr}");
+    assert!(ok[0].get("duration_ms").is_none(), "{stderr}");
     let err = json_events(&stderr, "rpc.error");
     assert_eq!(err.len(), 1, "{stderr}");
     assert_eq!(err[0]["code"], -32601, "{stderr}");

@@ -105,6 +105,167 @@ fn unknown_moat_variables_are_refused_naming_them() {
 }
 
 #[test]
+fn a_misspelt_setting_is_answered_with_the_one_most_likely_meant() {
+    let fx = Fixture::new();
+    for (key, meant) in [
+        ("MOAT_WORKSPACE", "did you mean `MOAT_SANDBOX__WORKSPACE`?"),
+        (
+            "MOAT_SANDBOX_WORKERS",
+            "did you mean `MOAT_SANDBOX__WORKERS`?",
+        ),
+        (
+            "MOAT_HTTP__BEARER_TOKN",
+            "did you mean `MOAT_HTTP__BEARER_TOKEN`?",
+        ),
+        (
+            "MOAT_LOG_LEVEL",
+            "did you mean `MOAT_OBSERVABILITY__LOG_LEVEL`?",
+        ),
+        ("MOAT_SERVICE_HOST", "enableServiceLinks: false"),
+    ] {
+        assert_refused(&serve_with(&fx, None, &[(key, "1")]), &[key, meant]);
+    }
+    let file = fx.outside.join("moat.toml").display().to_string();
+    for (toml, naming) in [
+        (
+            "[sandbox]\nmax_file_btyes = 10\n",
+            "unknown key `max_file_btyes` in [sandbox]; did you mean `max_file_bytes`?",
+        ),
+        (
+            "[http]\nworkspace = \"/srv\"\n",
+            "unknown key `workspace` in [http]; did you mean `workspace` in `[sandbox]`?",
+        ),
+        (
+            "[observabilty]\n",
+            "unknown table [observabilty]; did you mean `[observability]`?",
+        ),
+    ] {
+        assert_refused(&serve_with(&fx, Some(toml), &[]), &[naming, &file]);
+    }
+}
+
+#[test]
+fn a_relative_workspace_in_the_file_is_read_from_the_file_s_directory() {
+    let fx = Fixture::new();
+    fx.file("marker.txt", "here\n");
+    let conf = fx.outside.join("conf");
+    std::fs::create_dir_all(&conf).unwrap();
+    let file = conf.join("moat.toml");
+    std::fs::write(&file, "[sandbox]\nworkspace = \"../../proj\"\n").unwrap();
+    // The test runs from its own directory, nowhere near either.
+    let (run, d) = doctor(
+        &fx.root,
+        &["--config", file.to_str().unwrap()],
+        &[("MOAT_SANDBOX__WORKSPACE", "")],
+    );
+    // An empty variable is refused by name, even next to a file that sets it.
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains("MOAT_SANDBOX__WORKSPACE is empty"),
+        "{run}"
+    );
+    drop(d);
+    let run = run_moat(["doctor", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    let d = doctor_lines(&run.stdout);
+    assert_eq!(d["workspace"], fx.root.display().to_string(), "{run}");
+}
+
+#[test]
+fn an_empty_workspace_is_called_empty() {
+    let fx = Fixture::new();
+    // The flag's parser refuses an empty value itself, naming the flag.
+    let flag = run_moat(["serve", "--workspace", ""], &[]);
+    assert_refused(&flag, &["--workspace", "none was supplied"]);
+    let env = run_moat(["serve"], &[("MOAT_SANDBOX__WORKSPACE", "")]);
+    assert_refused(&env, &["MOAT_SANDBOX__WORKSPACE is empty"]);
+    let file = fx.outside.join("moat.toml");
+    std::fs::write(&file, "[sandbox]\nworkspace = \"\"\n").unwrap();
+    let in_file = run_moat(["serve", "--config", file.to_str().unwrap()], &[]);
+    assert_refused(
+        &in_file,
+        &["`workspace` in [sandbox] is empty", "moat.toml"],
+    );
+    for run in [&flag, &env, &in_file] {
+        assert!(!run.stderr.contains("cannot be resolved"), "{run}");
+    }
+}
+
+#[test]
+fn choices_are_read_in_any_case_and_warn_is_a_log_level() {
+    let fx = Fixture::new();
+    for (k, v) in [
+        ("MOAT_SANDBOX__MODE", "In-Process"),
+        ("MOAT_SANDBOX__MODE", "CONFINED"),
+        ("MOAT_OBSERVABILITY__LOG_LEVEL", "warn"),
+        ("MOAT_OBSERVABILITY__LOG_LEVEL", "WARNING"),
+        ("MOAT_OBSERVABILITY__LOG_LEVEL", "Debug"),
+        ("MOAT_ENVIRONMENT", "Local"),
+    ] {
+        let run = serve_with(&fx, None, &[(k, v)]);
+        assert_eq!(run.code, Some(0), "{k}={v}: {run}");
+    }
+    let run = serve_with(&fx, Some("[sandbox]\nmode = \"IN-PROCESS\"\n"), &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    let root = fx.root.display().to_string();
+    let run = run_moat(["doctor", "--transport", "HTTP", "--workspace", &root], &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    // At `warn`, the info line that stdio serving starts with is not logged,
+    // and the in-process warning is.
+    let run = serve_with(
+        &fx,
+        None,
+        &[
+            ("MOAT_OBSERVABILITY__LOG_LEVEL", "WARN"),
+            ("MOAT_SANDBOX__MODE", "in-process"),
+        ],
+    );
+    assert!(!run.stderr.contains("stdio.started"), "{run}");
+    assert!(run.stderr.contains("sandbox.in_process"), "{run}");
+    let run = serve_with(&fx, None, &[("MOAT_SANDBOX__MODE", "jail")]);
+    assert_refused(&run, &["sandbox.mode must be one of confined, in-process"]);
+}
+
+#[test]
+fn production_refuses_a_short_or_placeholder_bearer_token() {
+    let fx = Fixture::new();
+    for (token, naming) in [
+        ("REPLACE_ME", "is a placeholder"),
+        ("changeme", "is a placeholder"),
+        ("SECRET", "is a placeholder"),
+        (
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "is a placeholder",
+        ),
+        (
+            "0123456789abcdef0123456789abcde",
+            "shorter than 32 characters",
+        ),
+    ] {
+        let run = http_serve(
+            &fx,
+            &[
+                ("MOAT_ENVIRONMENT", "production"),
+                ("MOAT_HTTP__BEARER_TOKEN", token),
+            ],
+        );
+        assert_refused(&run, &["MOAT_HTTP__BEARER_TOKEN", naming]);
+        assert!(
+            !run.stderr.contains(token),
+            "the token is not repeated: {run}"
+        );
+    }
+    // Outside production the same token is a warning.
+    let (run, _) = doctor(
+        &fx.root,
+        &["--transport", "http"],
+        &[("MOAT_HTTP__BEARER_TOKEN", "changeme")],
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(run.stdout.contains("is a placeholder"), "{run}");
+}
+
+#[test]
 fn unreadable_or_malformed_files_are_refused() {
     let fx = Fixture::new();
     assert_refused(&serve_with(&fx, Some("[sandbox\n"), &[]), &["moat.toml"]);
@@ -299,6 +460,9 @@ const VIOLATIONS: &[(&str, &str, &str)] = &[
     ("MOAT_SANDBOX__MODE", "in-process", "MOAT_SANDBOX__MODE"),
 ];
 
+/// A bearer token production accepts (32 characters or more, no placeholder).
+const TOKEN: &str = "t0ken-for-production-8a41f07c2e9b";
+
 fn http_serve(fx: &Fixture, env: &[(&str, &str)]) -> Run {
     let root = fx.root.display().to_string();
     let mut all = vec![("MOAT_HTTP__PORT", "0")];
@@ -330,7 +494,7 @@ fn production_refuses_start_up_listing_every_violation() {
             &fx,
             &[
                 ("MOAT_ENVIRONMENT", "production"),
-                ("MOAT_HTTP__BEARER_TOKEN", "t0ken-for-production"),
+                ("MOAT_HTTP__BEARER_TOKEN", TOKEN),
                 (k, v),
             ],
         );
@@ -348,7 +512,7 @@ fn production_refuses_start_up_listing_every_violation() {
         &fx,
         &[
             ("MOAT_ENVIRONMENT", "PRODUCTION"),
-            ("MOAT_HTTP__BEARER_TOKEN", "t0ken-for-production"),
+            ("MOAT_HTTP__BEARER_TOKEN", TOKEN),
             ("MOAT_SANDBOX__MODE", "in-process"),
             ("MOAT_SANDBOX__ALLOW_IN_PROCESS_IN_PRODUCTION", "true"),
             ("MOAT_SECURITY__REDACT_SECRETS", "false"),
@@ -362,7 +526,7 @@ fn production_refuses_start_up_listing_every_violation() {
 fn a_correct_production_configuration_starts() {
     let fx = Fixture::new();
     fx.file("a.txt", "alpha\n");
-    let token = "t0ken-for-production-4c1d";
+    let token = "t0ken-for-production-4c1d9e27b05a6f38";
     let opts = Options::new(Mode::Confined)
         .env("MOAT_ENVIRONMENT", "production")
         .env("MOAT_HTTP__BEARER_TOKEN", token)
