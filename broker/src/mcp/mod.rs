@@ -453,16 +453,32 @@ impl Server {
             }),
         };
         let rendering = self.rendering.acquire().await.ok();
-        let (mut result, code) = match outcome {
+        // The revision's result fields, added before the answer is measured:
+        // the cap is on the answer as sent.
+        let modern_meta = match (era, rm) {
+            (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
+            _ => None,
+        };
+        let finish = |mut result: Map<String, Value>, meta: Option<Value>| {
+            if let Some(meta) = meta {
+                result.insert("resultType".into(), json!("complete"));
+                result.insert("_meta".into(), meta);
+            }
+            let size = json_out::encoded_len(&result);
+            (result, size)
+        };
+        let ((mut result, size), code) = match outcome {
             Ok(Ok(out)) => {
-                // Rendering, redaction and scanning of a large answer are
-                // CPU work: off the runtime's threads, so that the transports
-                // keep answering control messages meanwhile.
+                // Rendering, redaction, scanning and measuring a large answer
+                // are CPU work: off the runtime's threads, in one hand-off,
+                // so that the transports keep answering control messages
+                // meanwhile.
                 let controls = Arc::clone(&self.controls);
                 let root = self.root_name.clone();
                 let req = request.clone();
+                let meta = modern_meta.clone();
                 let rendered = tokio::task::spawn_blocking(move || {
-                    controls.success(tool, render(&req, out, &root))
+                    finish(controls.success(tool, render(&req, out, &root)), meta)
                 })
                 .await;
                 match rendered {
@@ -472,19 +488,28 @@ impl Server {
                             why: "could not have its answer rendered",
                         };
                         let refusal = describe(&failure, path_arg, &self.root_name);
-                        (self.controls.failure(&refusal), Some(refusal.code))
+                        (
+                            finish(self.controls.failure(&refusal), modern_meta.clone()),
+                            Some(refusal.code),
+                        )
                     }
                 }
             }
             Ok(Err(wire)) => {
                 let refusal = describe(&ToolFailure::Wire(wire), path_arg, &self.root_name);
                 let code = refusal.code;
-                (self.controls.failure(&refusal), Some(code))
+                (
+                    finish(self.controls.failure(&refusal), modern_meta.clone()),
+                    Some(code),
+                )
             }
             Err(failure) => {
                 let refusal = describe(&failure, path_arg, &self.root_name);
                 let code = refusal.code;
-                (self.controls.failure(&refusal), Some(code))
+                (
+                    finish(self.controls.failure(&refusal), modern_meta.clone()),
+                    Some(code),
+                )
             }
         };
         // What an operator alerts on: the injection level of the content
@@ -515,20 +540,9 @@ impl Server {
                 "tool.call"
             );
         }
-        if let (Era::Modern, Some(rm)) = (era, rm) {
-            result.insert("resultType".into(), json!("complete"));
-            result.insert("_meta".into(), self.result_meta(rm));
-        }
         // The cap is on the answer as sent: escaping can make it several
         // times the size of the content it carries.
         let limit = self.config.server.max_answer_bytes;
-        let (returned, size) = tokio::task::spawn_blocking(move || {
-            let size = json_out::encoded_len(&result);
-            (result, size)
-        })
-        .await
-        .unwrap_or_else(|_| (Map::new(), u64::MAX));
-        result = returned;
         drop(rendering);
         drop(ticket);
         if size > limit {
@@ -539,9 +553,9 @@ impl Server {
                 &self.root_name,
             );
             result = self.controls.failure(&refusal);
-            if let (Era::Modern, Some(rm)) = (era, rm) {
+            if let Some(meta) = modern_meta {
                 result.insert("resultType".into(), json!("complete"));
-                result.insert("_meta".into(), self.result_meta(rm));
+                result.insert("_meta".into(), meta);
             }
         }
         Ok(Value::Object(result))
