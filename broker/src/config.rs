@@ -518,24 +518,6 @@ fn sections() -> Vec<&'static str> {
     out
 }
 
-/// Levenshtein distance between two names, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 /// The known names that `wrong` most likely meant: one written with other
 /// underscores, else the closest within a few edits (a third of the name at
 /// most), else none. Several only when they are equally close.
@@ -559,7 +541,7 @@ fn closest<'k>(wrong: &str, known: &[&'k str]) -> Vec<&'k str> {
     let limit = (lower.chars().count() / 3).clamp(1, 3);
     let scored: Vec<(usize, &str)> = known
         .iter()
-        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
+        .map(|k| (strsim::levenshtein(&lower, &k.to_lowercase()), *k))
         .filter(|(d, _)| *d <= limit)
         .collect();
     let Some(best) = scored.iter().map(|(d, _)| *d).min() else {

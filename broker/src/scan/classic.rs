@@ -85,8 +85,6 @@ pub(super) fn compile(pattern: &str) -> Regex {
 /// [`Matcher`] confirms at gate hits).
 pub(super) const PARTS: usize = 13;
 
-const WORD_SPACE: Follow = Follow::Space;
-
 const fn group(literals: &'static [&'static str], word_before: bool, follow: Follow) -> StartGroup {
     StartGroup {
         literals,
@@ -144,10 +142,10 @@ pub(super) static PART_STARTS: [&[StartGroup]; PARTS] = [
             "act",
         ],
         true,
-        WORD_SPACE,
+        Follow::Space,
     )],
     // 5: INJ05's tail
-    &[group(&["new", "system", "important"], false, WORD_SPACE)],
+    &[group(&["new", "system", "important"], false, Follow::Space)],
     // 6: INJ06's tokens
     &[group(&["<|"], false, Follow::Any)],
     // 7: INJ06's role line tail
@@ -173,16 +171,16 @@ pub(super) static PART_STARTS: [&[StartGroup]; PARTS] = [
         Follow::NonWord,
     )],
     // 10: INJ09, "this message overrides"
-    &[group(&["this"], true, WORD_SPACE)],
+    &[group(&["this"], true, Follow::Space)],
     // 11: INJ09's role tail
     &[group(
         &["admin", "administrator", "owner", "developer"],
         false,
-        WORD_SPACE,
+        Follow::Space,
     )],
     // 12: INJ10
     &[
-        group(&["do"], true, WORD_SPACE),
+        group(&["do"], true, Follow::Space),
         group(&["don't", "never"], true, Follow::NonWord),
     ],
 ];

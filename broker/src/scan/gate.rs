@@ -19,6 +19,7 @@ use aho_corasick::{Anchored, MatchKind};
 
 use super::classic::{PART_STARTS, PARTS};
 use super::families::{FAMILY_SET, ROLE_ANCHORS};
+use super::line_bounds;
 
 /// What must follow a classic start literal for its pattern to match there.
 /// A superset of what the pattern allows: the pattern decides.
@@ -147,50 +148,25 @@ impl Gate {
     pub(super) fn scan(&self, hay: &str) -> Hits {
         let bytes = hay.as_bytes();
         let mut hits = Hits::default();
-        let line_of = |start: usize, end: usize| {
-            let from = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |i| i + 1);
-            let to = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i);
-            from..to
-        };
-        // Matches come in the order of their ends; one that starts before an
-        // earlier one contains it (no literal holds `\n`), so lines come in
-        // order.
         // An unanchored start state always exists for a DFA built without
         // an anchored-only setting; without one there is nothing to find.
         let Ok(mut sid) = self.automaton.start_state(Anchored::No) else {
             return hits;
         };
-        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        // Matches come in the order of their ends; one that starts before an
+        // earlier one contains it (no literal holds `\n`), so lines come in
+        // order.
         for (at, &byte) in bytes.iter().enumerate() {
             sid = self.automaton.next_state(Anchored::No, sid, byte);
-            if self.automaton.is_special(sid) && self.automaton.is_match(sid) {
-                for index in 0..self.automaton.match_len(sid) {
-                    let pattern = self.automaton.match_pattern(sid, index);
-                    let end = at + 1;
-                    let start = end - self.automaton.pattern_len(pattern);
-                    found.push((start, end, pattern.as_usize()));
-                }
-            }
-        }
-        for (start, end, pattern) in found {
-            let Some(uses) = self.uses.get(pattern) else {
+            if !(self.automaton.is_special(sid) && self.automaton.is_match(sid)) {
                 continue;
-            };
-            if uses.families != 0 {
-                match hits.family_lines.last_mut() {
-                    Some((line, mask)) if line.contains(&start) => *mask |= uses.families,
-                    _ => hits.family_lines.push((line_of(start, end), uses.families)),
-                }
             }
-            if uses.role && !hits.role_lines.last().is_some_and(|l| l.contains(&start)) {
-                hits.role_lines.push(line_of(start, end));
-            }
-            for &(part, word_before, follow) in &uses.parts {
-                if word_before && start > 0 && is_word(bytes[start - 1]) {
-                    continue;
-                }
-                if follows(follow, bytes.get(end).copied()) {
-                    hits.starts[part].push(start);
+            let end = at + 1;
+            for index in 0..self.automaton.match_len(sid) {
+                let pattern = self.automaton.match_pattern(sid, index);
+                let start = end - self.automaton.pattern_len(pattern);
+                if let Some(uses) = self.uses.get(pattern.as_usize()) {
+                    hits.record(uses, hay, start, end);
                 }
             }
         }
@@ -199,6 +175,34 @@ impl Gate {
             starts.dedup();
         }
         hits
+    }
+}
+
+impl Hits {
+    /// Notes one occurrence, `start..end` of `hay`, of a literal used as
+    /// `uses` says. No literal holds `\n`, so the line holding `start` holds
+    /// the whole occurrence.
+    fn record(&mut self, uses: &Uses, hay: &str, start: usize, end: usize) {
+        let bytes = hay.as_bytes();
+        if uses.families != 0 {
+            match self.family_lines.last_mut() {
+                Some((line, mask)) if line.contains(&start) => *mask |= uses.families,
+                _ => self
+                    .family_lines
+                    .push((line_bounds(hay, start), uses.families)),
+            }
+        }
+        if uses.role && !self.role_lines.last().is_some_and(|l| l.contains(&start)) {
+            self.role_lines.push(line_bounds(hay, start));
+        }
+        for &(part, word_before, follow) in &uses.parts {
+            if word_before && start > 0 && is_word(bytes[start - 1]) {
+                continue;
+            }
+            if follows(follow, bytes.get(end).copied()) {
+                self.starts[part].push(start);
+            }
+        }
     }
 }
 

@@ -12,19 +12,9 @@ use std::time::Duration;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, moat_bin};
 use serde_json::{Value, json};
 
-use super::util::{call_line, content_fixture, eventually, example_aws_key, example_github_token};
-
-/// Every stderr line parsed as JSON (panics on a line that is not).
-#[track_caller]
-fn json_lines(stderr: &str) -> Vec<Value> {
-    stderr
-        .lines()
-        .map(|l| {
-            serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("stderr line is not JSON ({e}): {l:?}"))
-        })
-        .collect()
-}
+use super::util::{
+    call_line, content_fixture, eventually, example_aws_key, example_github_token, json_lines,
+};
 
 /// The events named `name` logged so far.
 fn events(m: &Moat, name: &str) -> Vec<Value> {

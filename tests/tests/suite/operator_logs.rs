@@ -13,21 +13,9 @@ use moat_tests::http::{HttpMoat, Req, legacy, modern, modern_call, signal};
 use moat_tests::{Moat, Mode, Options};
 use serde_json::{Value, json};
 
-use super::util::{content_fixture, eventually};
+use super::util::{content_fixture, eventually, json_lines};
 
 const TOKEN: &str = "operator-logs-token-0f4e9a2b7c1d58e3";
-
-/// Every stderr line as JSON (panics on one that is not).
-#[track_caller]
-fn parsed(stderr: &str) -> Vec<Value> {
-    stderr
-        .lines()
-        .map(|l| {
-            serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("stderr line is not JSON ({e}): {l:?}"))
-        })
-        .collect()
-}
 
 /// Lines about one request: what a transport or the core logs for it.
 fn is_request_event(v: &Value) -> bool {
@@ -188,7 +176,7 @@ fn over_stdio_every_request_is_matched_named_timed_and_every_refusal_logged() {
     assert!(status.success(), "{stderr}");
     assert!(rest.is_empty(), "{rest:?}");
 
-    let lines = parsed(&stderr);
+    let lines = json_lines(&stderr);
     let groups = by_request(&lines, &stderr);
     let mut sent = ids.clone();
     sent.push(json!("modern-1"));
@@ -361,13 +349,9 @@ fn over_http_every_request_is_matched_named_timed_and_every_refusal_logged() {
         "{}",
         s.stderr()
     );
-    s.signal(libc::SIGTERM);
-    let st = s.wait_exit(Duration::from_secs(20)).expect("exits");
-    assert_eq!(st.code(), Some(0), "{}", s.stderr());
-    assert_eq!(s.wait_events("http.stopped", 1).len(), 1, "{}", s.stderr());
-    let stderr = s.stderr();
+    let stderr = terminate(&mut s);
 
-    let lines = parsed(&stderr);
+    let lines = json_lines(&stderr);
     let groups = by_request(&lines, &stderr);
     assert_calls_pair(&groups, &[json!(2), json!(10), json!(11)], &stderr);
     assert_durations(&lines, &stderr);
@@ -460,13 +444,18 @@ fn shutdown_reports_no_worker_as_replaced() {
     for _ in 0..8 {
         let mut s = HttpMoat::start(&fx.root, &opts);
         s.moat.wait_for_ready_workers(8);
-        s.signal(libc::SIGTERM);
-        let st = s.wait_exit(Duration::from_secs(20)).expect("exits");
-        assert_eq!(st.code(), Some(0), "{}", s.stderr());
-        // The last line, so every line before it has been read too.
-        assert_eq!(s.wait_events("http.stopped", 1).len(), 1, "{}", s.stderr());
-        let stderr = s.stderr();
-        let lines = parsed(&stderr);
+        let stderr = terminate(&mut s);
+        let lines = json_lines(&stderr);
         assert_quiet_shutdown(&lines, "http.draining", &stderr);
     }
+}
+
+/// SIGTERM, a clean exit, and the whole log: `http.stopped` is the last
+/// line, so every line before it has been read too.
+fn terminate(s: &mut HttpMoat) -> String {
+    s.signal(libc::SIGTERM);
+    let st = s.wait_exit(Duration::from_secs(20)).expect("exits");
+    assert_eq!(st.code(), Some(0), "{}", s.stderr());
+    assert_eq!(s.wait_events("http.stopped", 1).len(), 1, "{}", s.stderr());
+    s.stderr()
 }

@@ -296,3 +296,15 @@ pub fn content_fixture() -> moat_tests::Fixture {
     fx.file("docs/guide.md", GUIDE_MD);
     fx
 }
+
+/// Every stderr line parsed as JSON (panics on a line that is not).
+#[track_caller]
+pub fn json_lines(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("stderr line is not JSON ({e}): {l:?}"))
+        })
+        .collect()
+}
