@@ -428,12 +428,14 @@ impl Server {
                 duration_us = 0u64,
                 "tool.call"
             );
-            let mut result = self.controls.failure(&refusal);
-            if let (Era::Modern, Some(rm)) = (era, rm) {
-                result.insert("resultType".into(), json!("complete"));
-                result.insert("_meta".into(), self.result_meta(rm));
-            }
-            return Ok(Value::Object(result));
+            let meta = match (era, rm) {
+                (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
+                _ => None,
+            };
+            return Ok(Value::Object(complete(
+                self.controls.failure(&refusal),
+                meta,
+            )));
         }
         let args_map = args.as_object().cloned().unwrap_or_default();
         let limits = &self.config.sandbox.limits;
@@ -459,11 +461,8 @@ impl Server {
             (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
             _ => None,
         };
-        let finish = |mut result: Map<String, Value>, meta: Option<Value>| {
-            if let Some(meta) = meta {
-                result.insert("resultType".into(), json!("complete"));
-                result.insert("_meta".into(), meta);
-            }
+        let finish = |result: Map<String, Value>, meta: Option<Value>| {
+            let result = complete(result, meta);
             let size = json_out::encoded_len(&result);
             (result, size)
         };
@@ -552,14 +551,20 @@ impl Server {
                 path_arg,
                 &self.root_name,
             );
-            result = self.controls.failure(&refusal);
-            if let Some(meta) = modern_meta {
-                result.insert("resultType".into(), json!("complete"));
-                result.insert("_meta".into(), meta);
-            }
+            result = complete(self.controls.failure(&refusal), modern_meta);
         }
         Ok(Value::Object(result))
     }
+}
+
+/// A tool result with the fields its revision adds (`resultType` and
+/// `_meta`, from 2026-07-28 on) when `meta` is given.
+fn complete(mut result: Map<String, Value>, meta: Option<Value>) -> Map<String, Value> {
+    if let Some(meta) = meta {
+        result.insert("resultType".into(), json!("complete"));
+        result.insert("_meta".into(), meta);
+    }
+    result
 }
 
 /// Microseconds since `start`, for `duration_us`.
