@@ -395,16 +395,9 @@ fn skip_blanks(bytes: &[u8], mut at: usize) -> usize {
 /// After `name:`, a type annotation followed by `=` (`password: str = v`):
 /// where the value starts, or `at` when there is none.
 fn skip_type_annotation(bytes: &[u8], at: usize) -> usize {
-    let mut end = at;
-    if !bytes.get(at).is_some_and(u8::is_ascii_alphabetic) {
+    let Some(end) = type_end(bytes, at, 0) else {
         return at;
-    }
-    while end < bytes.len()
-        && (bytes[end].is_ascii_alphanumeric()
-            || matches!(bytes[end], b'_' | b'.' | b'[' | b']' | b'|' | b'?'))
-    {
-        end += 1;
-    }
+    };
     // A type is made of names (`str`, `Optional[str]`, `typing.Final`); a
     // part shaped like a secret means this is the value, not a type.
     let secret_part = std::str::from_utf8(&bytes[at..end]).is_ok_and(|annotation| {
@@ -427,6 +420,63 @@ fn skip_type_annotation(bytes: &[u8], at: usize) -> usize {
         }
     } else {
         at
+    }
+}
+
+/// How deep type arguments may nest (`dict[str, list[int]]` is 2).
+const TYPE_DEPTH: usize = 8;
+
+/// Where the type expression starting at `at` ends, or `None` when what
+/// stands there is not one. A type is dotted names (`typing.Final`), each
+/// optionally with bracketed arguments separated by commas
+/// (`dict[str, int]`, `string[]`) and a `?` (`String?`), joined by `|` (`str | None`).
+/// Anything else — runs of dots, an unopened `]`, a `?` inside a name — is a
+/// value that happens to be followed by `=`, not a type.
+fn type_end(bytes: &[u8], mut at: usize, depth: usize) -> Option<usize> {
+    if depth > TYPE_DEPTH {
+        return None;
+    }
+    loop {
+        // One dotted name.
+        loop {
+            if !bytes
+                .get(at)
+                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            {
+                return None;
+            }
+            while bytes
+                .get(at)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            {
+                at += 1;
+            }
+            if bytes.get(at) != Some(&b'.') {
+                break;
+            }
+            at += 1;
+        }
+        if bytes.get(at) == Some(&b'[') {
+            at = skip_blanks(bytes, at + 1);
+            // `string[]`: an array type has no arguments.
+            while bytes.get(at) != Some(&b']') {
+                at = skip_blanks(bytes, type_end(bytes, at, depth + 1)?);
+                match bytes.get(at) {
+                    Some(b',') => at = skip_blanks(bytes, at + 1),
+                    Some(b']') => {}
+                    _ => return None,
+                }
+            }
+            at += 1;
+        }
+        if bytes.get(at) == Some(&b'?') {
+            at += 1;
+        }
+        let bar = skip_blanks(bytes, at);
+        if bytes.get(bar) != Some(&b'|') {
+            return Some(at);
+        }
+        at = skip_blanks(bytes, bar + 1);
     }
 }
 

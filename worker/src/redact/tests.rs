@@ -380,6 +380,29 @@ fn a_colon_value_followed_by_a_bare_equals_sign_is_still_the_value() {
     // What stands after the colon is not a type when it is shaped like a
     // secret, whatever follows it.
     assert_assignment_hidden(&format!("SecretKey:{value}[UUUU]password = \"x\""), value);
+    // Nor when it does not parse as one: dot runs, a `]` never opened, a `?`
+    // inside a name.
+    for (text, secret) in [
+        (
+            "{dbPassword:Q7xWW..........................z.....ai]]private_key = \"abc\"]",
+            "Q7xWW..........................z.....ai",
+        ),
+        ("password: Q7xW8mZ2]k = \"abc\"", "Q7xW8mZ2"),
+        ("password: Q7x?W8mZ2kp = \"abc\"", "Q7x?W8mZ2kp"),
+    ] {
+        assert_assignment_hidden(text, secret);
+    }
+    // Types that do parse: the value after the `=` is the one judged.
+    for annotation in [
+        "str | None",
+        "dict[str, list[int]]",
+        "string[]",
+        "typing.Final",
+        "String?",
+        "Optional[str]|None",
+    ] {
+        assert_assignment_hidden(&format!("password: {annotation} = \"{value}\""), value);
+    }
 }
 
 /// A bare value that swallows the next key name on its line does not hide
