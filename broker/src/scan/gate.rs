@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::automaton::Automaton;
+use aho_corasick::automaton::StateID;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};
 
@@ -146,22 +147,10 @@ impl Gate {
 
     /// Reads `hay` (lowered text) once.
     pub(super) fn scan(&self, hay: &str) -> Hits {
-        let bytes = hay.as_bytes();
         let mut hits = Hits::default();
-        // An unanchored start state always exists for a DFA built without
-        // an anchored-only setting; without one there is nothing to find.
-        let Ok(mut sid) = self.automaton.start_state(Anchored::No) else {
-            return hits;
-        };
-        // Matches come in the order of their ends; one that starts before an
-        // earlier one contains it (no literal holds `\n`), so lines come in
-        // order.
-        for (at, &byte) in bytes.iter().enumerate() {
-            sid = self.automaton.next_state(Anchored::No, sid, byte);
-            if !(self.automaton.is_special(sid) && self.automaton.is_match(sid)) {
-                continue;
-            }
-            let end = at + 1;
+        let mut ends = Vec::new();
+        self.match_ends(hay.as_bytes(), &mut ends);
+        for (end, sid) in ends {
             for index in 0..self.automaton.match_len(sid) {
                 let pattern = self.automaton.match_pattern(sid, index);
                 let start = end - self.automaton.pattern_len(pattern);
@@ -176,7 +165,93 @@ impl Gate {
         }
         hits
     }
+
+    /// Every place in `bytes` where a literal ends, with the match state
+    /// reached there, in order.
+    ///
+    /// One walk through a DFA waits at every byte for the previous byte's
+    /// transition to load: its speed is the latency of a memory read, not the
+    /// processor's throughput. So the text is cut into [`LANES`] stretches,
+    /// walked side by side in one loop, each its own chain of loads. A
+    /// stretch after the first starts `max_pattern_len - 1` bytes early:
+    /// every literal ending inside it starts no earlier than that, so none is
+    /// missed, and ends before the stretch (seen by the one before) are not
+    /// kept. Matches come in the order of their ends; one that starts before
+    /// an earlier one contains it (no literal holds `\n`), so lines come in
+    /// order too.
+    fn match_ends(&self, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+        // Opaque to the optimiser, so the walk reads the automaton through a
+        // plain shared reference (whose fields cannot change under it) and
+        // keeps them in registers, rather than through the static it lives in.
+        walk(std::hint::black_box(&self.automaton), bytes, out);
+    }
 }
+
+/// [`Gate::match_ends`] over `dfa`.
+#[inline(never)]
+fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+    // An unanchored start state always exists for a DFA built without
+    // an anchored-only setting; without one there is nothing to find.
+    let Ok(start) = dfa.start_state(Anchored::No) else {
+        return;
+    };
+    let is_match = |sid: StateID| dfa.is_special(sid) && dfa.is_match(sid);
+    let lanes = if bytes.len() >= LANE_MIN * LANES {
+        LANES
+    } else {
+        1
+    };
+    let warm = dfa.max_pattern_len().saturating_sub(1);
+    let stretch = bytes.len() / lanes;
+    // Lane `k` keeps the ends at or after `keep[k]` and walks
+    // `from[k]..to[k]`.
+    let mut keep = [0; LANES];
+    let mut from = [0; LANES];
+    let mut to = [0; LANES];
+    for k in 0..lanes {
+        keep[k] = k * stretch;
+        from[k] = keep[k].saturating_sub(warm);
+        to[k] = if k + 1 == lanes {
+            bytes.len()
+        } else {
+            (k + 1) * stretch
+        };
+    }
+    let mut found: [Vec<(usize, StateID)>; LANES] = Default::default();
+    let mut sid = [start; LANES];
+    // Side by side for as long as the shortest lane lasts.
+    let common = (0..lanes).map(|k| to[k] - from[k]).min().unwrap_or(0);
+    if lanes == LANES {
+        for i in 0..common {
+            for k in 0..LANES {
+                let at = from[k] + i;
+                sid[k] = dfa.next_state(Anchored::No, sid[k], bytes[at]);
+                if is_match(sid[k]) && at >= keep[k] {
+                    found[k].push((at + 1, sid[k]));
+                }
+            }
+        }
+    }
+    let done = if lanes == LANES { common } else { 0 };
+    for k in 0..lanes {
+        let first = from[k] + done;
+        for (at, &byte) in (first..).zip(&bytes[first..to[k]]) {
+            sid[k] = dfa.next_state(Anchored::No, sid[k], byte);
+            if is_match(sid[k]) && at >= keep[k] {
+                found[k].push((at + 1, sid[k]));
+            }
+        }
+    }
+    for lane in &found[..lanes] {
+        out.extend_from_slice(lane);
+    }
+}
+
+/// Stretches of text walked side by side (see [`Gate::match_ends`]).
+const LANES: usize = 8;
+/// Below this many bytes per lane, one walk: the warm-up of the others
+/// would cost more than it hides.
+const LANE_MIN: usize = 512;
 
 impl Hits {
     /// Notes one occurrence, `start..end` of `hay`, of a literal used as

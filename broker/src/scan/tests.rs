@@ -694,6 +694,16 @@ mod properties {
 
     /// The gate's literals, cut short, and what surrounds them.
     fn gate_soup() -> impl Strategy<Value = String> {
+        gate_soup_of(0..30)
+    }
+
+    /// Soups long enough to be walked in several lanes, literals straddling
+    /// the places where one lane ends and the next begins.
+    fn long_gate_soup() -> impl Strategy<Value = String> {
+        gate_soup_of(300..900)
+    }
+
+    fn gate_soup_of(parts: std::ops::Range<usize>) -> impl Strategy<Value = String> {
         let count = GATE.literals.len();
         proptest::collection::vec(
             prop_oneof![
@@ -705,7 +715,7 @@ mod properties {
                     a.get(..keep).unwrap_or(a).to_owned()
                 }),
             ],
-            0..30,
+            parts,
         )
         .prop_map(|parts| parts.concat())
     }
@@ -872,6 +882,21 @@ mod properties {
                 prop_assert!(finding.excerpt.chars().count() <= EXCERPT_CHARS);
                 prop_assert!(finding.line >= 1);
             }
+        }
+    }
+
+    proptest! {
+        // Each case is a few KiB searched by brute force for every literal.
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn the_gate_walked_in_lanes_reports_every_occurrence_of_every_literal(
+            text in long_gate_soup()
+        ) {
+            let hits = GATE.scan(&text);
+            let expected = naive_gate(&text);
+            prop_assert_eq!(&hits.starts, &expected.starts);
+            prop_assert_eq!(&hits.family_lines, &expected.family_lines);
+            prop_assert_eq!(&hits.role_lines, &expected.role_lines);
         }
     }
 }
