@@ -255,14 +255,89 @@ fn look_alike(c: char) -> Option<char> {
 /// where in it the first look-alike letter was replaced, if one was. Line
 /// breaks are kept, so line numbers stay those of `raw`.
 pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<usize>)> {
-    // Every look-alike letter is Greek or Cyrillic: its lead byte is one of
-    // 0xCE, 0xCF, 0xD0, 0xD1, 0xD4, 0xD5.
     let bytes = raw.as_bytes();
     let greek_or_cyrillic = memchr::memchr3(0xCE, 0xCF, 0xD0, bytes).is_some()
         || memchr::memchr3(0xD1, 0xD4, 0xD5, bytes).is_some();
     if invisible == 0 && !greek_or_cyrillic {
         return None;
     }
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut replaced = None;
+    // Whether the last character kept (or put in its place) is an ASCII
+    // letter, as of the raw offset `known_at`; after that offset the raw
+    // text is kept as it is, so its last character tells.
+    let mut letter_before = false;
+    let mut known_at = 0;
+    let mut at = 0;
+    while let Some(found) = bytes[at..]
+        .iter()
+        .position(|&b| CANDIDATE_LEADS[usize::from(b)])
+    {
+        let start = at + found;
+        let Some(c) = raw[start..].chars().next() else {
+            break;
+        };
+        let end = start + c.len_utf8();
+        at = end;
+        let prev_letter = if start == known_at {
+            letter_before
+        } else {
+            raw[..start]
+                .chars()
+                .next_back()
+                .is_some_and(|p| p.is_ascii_alphabetic())
+        };
+        known_at = end;
+        if is_invisible(c) {
+            out.push_str(&raw[copied..start]);
+            copied = end;
+            letter_before = prev_letter;
+            continue;
+        }
+        if let Some(ascii) = look_alike(c) {
+            let next_letter = raw[end..]
+                .chars()
+                .next()
+                .is_some_and(|n| n.is_ascii_alphabetic());
+            if prev_letter || next_letter {
+                out.push_str(&raw[copied..start]);
+                replaced = replaced.or(Some(out.len()));
+                out.push(ascii);
+                copied = end;
+                letter_before = true;
+                continue;
+            }
+        }
+        letter_before = false;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&raw[copied..]);
+    Some((out, replaced))
+}
+
+/// Lead bytes of the characters [`deobfuscate`] may remove or replace: the
+/// invisible ones (0xE2, 0xEF, 0xF3) and the look-alike letters (Greek,
+/// Cyrillic, Cyrillic Supplement and Armenian: 0xCE, 0xCF, 0xD0, 0xD1,
+/// 0xD4, 0xD5). Everything else is copied as it stands, not read character
+/// by character.
+static CANDIDATE_LEADS: [bool; 256] = {
+    let mut leads = [false; 256];
+    let mut i = 0;
+    let list = [0xCE, 0xCF, 0xD0, 0xD1, 0xD4, 0xD5, 0xE2, 0xEF, 0xF3];
+    while i < list.len() {
+        leads[list[i]] = true;
+        i += 1;
+    }
+    leads
+};
+
+/// [`deobfuscate`] read character by character: the reference its
+/// skipping must agree with.
+#[cfg(test)]
+pub(super) fn deobfuscate_by_char(raw: &str) -> Option<(String, Option<usize>)> {
     let mut out = String::with_capacity(raw.len());
     let mut changed = false;
     let mut replaced = None;

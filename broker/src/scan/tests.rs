@@ -886,6 +886,27 @@ mod properties {
     }
 
     proptest! {
+        #[test]
+        fn deobfuscation_skipping_to_candidates_equals_reading_every_character(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    "[ -~\n]{0,4}",
+                    "[\u{370}-\u{3ff}\u{400}-\u{52f}\u{530}-\u{58f}]{1,3}",
+                    "[\u{200b}-\u{200f}\u{202a}-\u{202e}\u{2060}-\u{206f}\u{feff}\u{e0000}-\u{e007f}]",
+                    "[\u{2010}-\u{2030}\u{fe00}-\u{ffff}\u{f0000}-\u{f00ff}é中]",
+                ],
+                0..40,
+            ).prop_map(|parts| parts.concat())
+        ) {
+            let (invisible, _) = super::fold::count_invisible(&text);
+            prop_assert_eq!(
+                super::fold::deobfuscate(&text, invisible),
+                super::fold::deobfuscate_by_char(&text)
+            );
+        }
+    }
+
+    proptest! {
         // Each case is a few KiB searched by brute force for every literal.
         #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
         #[test]
