@@ -222,12 +222,13 @@ fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
     // Side by side for as long as the shortest lane lasts.
     let common = (0..lanes).map(|k| to[k] - from[k]).min().unwrap_or(0);
     if lanes == LANES {
+        // Equal lengths, so the loop indexes every lane without a check.
+        let walks: [&[u8]; LANES] = std::array::from_fn(|k| &bytes[from[k]..from[k] + common]);
         for i in 0..common {
             for k in 0..LANES {
-                let at = from[k] + i;
-                sid[k] = dfa.next_state(Anchored::No, sid[k], bytes[at]);
-                if is_match(sid[k]) && at >= keep[k] {
-                    found[k].push((at + 1, sid[k]));
+                sid[k] = dfa.next_state(Anchored::No, sid[k], walks[k][i]);
+                if is_match(sid[k]) && from[k] + i >= keep[k] {
+                    found[k].push((from[k] + i + 1, sid[k]));
                 }
             }
         }
