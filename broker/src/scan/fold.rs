@@ -256,9 +256,10 @@ fn look_alike(c: char) -> Option<char> {
 /// breaks are kept, so line numbers stay those of `raw`.
 pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<usize>)> {
     let bytes = raw.as_bytes();
-    let greek_or_cyrillic = memchr::memchr3(0xCE, 0xCF, 0xD0, bytes).is_some()
-        || memchr::memchr3(0xD1, 0xD4, 0xD5, bytes).is_some();
-    if invisible == 0 && !greek_or_cyrillic {
+    let look_alikes = memchr::memchr3(0xCE, 0xCF, 0xD0, bytes).is_some()
+        || memchr::memchr3(0xD1, 0xD2, 0xD4, bytes).is_some()
+        || memchr::memchr(0xD5, bytes).is_some();
+    if invisible == 0 && !look_alikes {
         return None;
     }
     let mut out = String::new();
@@ -321,12 +322,12 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
 /// Lead bytes of the characters [`deobfuscate`] may remove or replace: the
 /// invisible ones (0xE2, 0xEF, 0xF3) and the look-alike letters (Greek,
 /// Cyrillic, Cyrillic Supplement and Armenian: 0xCE, 0xCF, 0xD0, 0xD1,
-/// 0xD4, 0xD5). Everything else is copied as it stands, not read character
+/// 0xD2, 0xD4, 0xD5). Everything else is copied as it stands, not read character
 /// by character.
 static CANDIDATE_LEADS: [bool; 256] = {
     let mut leads = [false; 256];
     let mut i = 0;
-    let list = [0xCE, 0xCF, 0xD0, 0xD1, 0xD4, 0xD5, 0xE2, 0xEF, 0xF3];
+    let list = [0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD4, 0xD5, 0xE2, 0xEF, 0xF3];
     while i < list.len() {
         leads[list[i]] = true;
         i += 1;
@@ -362,4 +363,20 @@ pub(super) fn deobfuscate_by_char(raw: &str) -> Option<(String, Option<usize>)> 
         out.push(c);
     }
     changed.then_some((out, replaced))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_character_deobfuscation_changes_has_a_candidate_lead_byte() {
+        for c in (0..=0x10FFFF_u32).filter_map(char::from_u32) {
+            if is_invisible(c) || look_alike(c).is_some() {
+                let mut buf = [0; 4];
+                let lead = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(CANDIDATE_LEADS[usize::from(lead)], "{c:?}");
+            }
+        }
+    }
 }

@@ -225,8 +225,8 @@ fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
         // Equal lengths, so the loop indexes every lane without a check.
         let walks: [&[u8]; LANES] = std::array::from_fn(|k| &bytes[from[k]..from[k] + common]);
         for i in 0..common {
-            for k in 0..LANES {
-                sid[k] = dfa.next_state(Anchored::No, sid[k], walks[k][i]);
+            for (k, walk) in walks.iter().enumerate() {
+                sid[k] = dfa.next_state(Anchored::No, sid[k], walk[i]);
                 if is_match(sid[k]) && from[k] + i >= keep[k] {
                     found[k].push((from[k] + i + 1, sid[k]));
                 }
