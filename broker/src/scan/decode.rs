@@ -17,7 +17,7 @@ const MAX_RUN: usize = 16 * 1024;
 const MIN_RUN: usize = 24;
 
 /// Every run of [`MIN_RUN`] or more bytes covers a multiple of this.
-const STEP: usize = 16;
+const STEP: usize = MIN_RUN;
 
 /// Fewest escapes in a run of `\xHH` or `%HH` escapes.
 const MIN_ESCAPES: usize = 8;
@@ -31,49 +31,81 @@ pub(super) struct Decoded {
 }
 
 fn is_b64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+    B64[usize::from(b)]
 }
+
+/// The bytes of base64 (both alphabets) and hex, by value.
+static B64: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
 
 /// The encoded runs of `raw` whose decoded form reads as text.
 pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
     let bytes = raw.as_bytes();
     let mut out = Vec::new();
-    let mut tried = 0;
-    let mut i = 0;
-    while i < bytes.len() && tried < MAX_CANDIDATES {
-        if !is_b64(bytes[i]) {
-            i += STEP;
-            continue;
+    let runs = runs(bytes, MAX_CANDIDATES);
+    let mut tried = runs.len();
+    for run in runs {
+        let start = run.start;
+        let run = &bytes[run];
+        let decoded = if run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit) {
+            hex(run).map(|t| (t, "hex"))
+        } else {
+            base64(run).map(|t| (t, "base64"))
+        };
+        if let Some((text, encoding)) = decoded.and_then(|(d, e)| readable(d).map(|t| (t, e))) {
+            out.push(Decoded {
+                at: start,
+                encoding,
+                text,
+            });
         }
-        let mut start = i;
-        while start > 0 && is_b64(bytes[start - 1]) {
-            start -= 1;
-        }
-        let mut end = i;
-        while end < bytes.len() && is_b64(bytes[end]) {
-            end += 1;
-        }
-        if end - start >= MIN_RUN {
-            tried += 1;
-            let run = &bytes[start..end.min(start + MAX_RUN)];
-            let decoded = if run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit) {
-                hex(run).map(|t| (t, "hex"))
-            } else {
-                base64(run).map(|t| (t, "base64"))
-            };
-            if let Some((text, encoding)) = decoded.and_then(|(d, e)| readable(d).map(|t| (t, e))) {
-                out.push(Decoded {
-                    at: start,
-                    encoding,
-                    text,
-                });
-            }
-        }
-        i = (end / STEP + 1) * STEP;
     }
     escapes(raw, b"\\x", "hex escapes", &mut out, &mut tried);
     escapes(raw, b"%", "percent-encoding", &mut out, &mut tried);
     out
+}
+
+/// The first `limit` maximal runs of base64 or hex bytes of [`MIN_RUN`]
+/// bytes or more, in order, each cut to [`MAX_RUN`] bytes. Every such run
+/// covers a multiple of [`STEP`], so only those bytes are looked at outside
+/// the runs, and around each only as far as it takes to tell a word from a
+/// run.
+fn runs(bytes: &[u8], limit: usize) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() && runs.len() < limit {
+        if !is_b64(bytes[i]) {
+            i += STEP;
+            continue;
+        }
+        let mut end = i;
+        while end < bytes.len() && end - i < MIN_RUN && is_b64(bytes[end]) {
+            end += 1;
+        }
+        let mut start = i;
+        while start > 0 && end - (start - 1) <= MIN_RUN && is_b64(bytes[start - 1]) {
+            start -= 1;
+        }
+        if end - start >= MIN_RUN {
+            while start > 0 && is_b64(bytes[start - 1]) {
+                start -= 1;
+            }
+            while end < bytes.len() && is_b64(bytes[end]) {
+                end += 1;
+            }
+            runs.push(start..end.min(start + MAX_RUN));
+        }
+        i = (end / STEP + 1) * STEP;
+    }
+    runs
 }
 
 /// Runs of `prefix` + two hex digits (`\x49\x67…`, `%49%67…`), with the
@@ -194,4 +226,58 @@ fn readable(bytes: Vec<u8>) -> Option<String> {
         }
     }
     (chars >= 16 && spaces >= 2 && (letters + spaces) * 10 >= chars * 7).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The base64 and hex runs of `raw` found by reading every byte: each
+    /// maximal run of [`MIN_RUN`] bytes or more, in order, at most
+    /// [`MAX_CANDIDATES`] of them, with where it starts and how far it is
+    /// decoded.
+    fn every_run(raw: &str) -> Vec<(usize, usize)> {
+        let bytes = raw.as_bytes();
+        let mut runs = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() && runs.len() < MAX_CANDIDATES {
+            if !is_b64(bytes[at]) {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while at < bytes.len() && is_b64(bytes[at]) {
+                at += 1;
+            }
+            if at - start >= MIN_RUN {
+                runs.push((start, at.min(start + MAX_RUN)));
+            }
+        }
+        runs
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        /// Sampling one byte in [`STEP`] finds the runs reading every byte
+        /// finds.
+        #[test]
+        fn sampling_finds_every_run_that_reading_every_byte_finds(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    "[a-zA-Z0-9+/_-]{1,40}",
+                    "[ .:;,\n]{1,3}",
+                ],
+                0..60,
+            ),
+            limit in 1..40_usize,
+        ) {
+            let raw = parts.concat();
+            let mut expected = every_run(&raw);
+            expected.truncate(limit);
+            let found: Vec<(usize, usize)> =
+                runs(raw.as_bytes(), limit).into_iter().map(|r| (r.start, r.end)).collect();
+            prop_assert_eq!(found, expected);
+        }
+    }
 }
