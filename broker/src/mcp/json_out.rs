@@ -115,46 +115,78 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 }
 
 /// The length in bytes of `v` as [`encode`](crate::mcp::jsonrpc::encode)
-/// writes it, without building it: serde_json's compact form, counted, plus
-/// three bytes for each U+2028/U+2029 (written raw, three bytes, by
-/// serde_json; escaped, six, here).
+/// writes it ([`write_value`]), without building it.
 #[must_use]
 pub fn encoded_len(v: &serde_json::Map<String, Value>) -> u64 {
-    let mut counter = Counter::default();
-    // Writing to a counter cannot fail; were it to, the count so far stands.
-    let _ = serde_json::to_writer(&mut counter, v);
-    counter.len
+    object_len(v)
 }
 
-#[derive(Default)]
-struct Counter {
-    len: u64,
-    /// The last two bytes written, to see U+2028/U+2029 across writes.
-    tail: [u8; 2],
+fn object_len(members: &serde_json::Map<String, Value>) -> u64 {
+    // `{`, `}`, a `:` per member and a `,` between members.
+    let punctuation = 2 + 2 * members.len() as u64 - u64::from(!members.is_empty());
+    members
+        .iter()
+        .map(|(k, item)| str_len(k) + value_len(item))
+        .sum::<u64>()
+        + punctuation
 }
+
+fn value_len(v: &Value) -> u64 {
+    match v {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => {
+            let mut counter = Counter(0);
+            // A Number always serialises; nothing is counted if it ever did not.
+            let _ = serde_json::to_writer(&mut counter, n);
+            counter.0
+        }
+        Value::String(s) => str_len(s),
+        Value::Array(items) => {
+            items.iter().map(value_len).sum::<u64>() + 2 + (items.len() as u64).saturating_sub(1)
+        }
+        Value::Object(members) => object_len(members),
+    }
+}
+
+/// The length of `s` as [`write_str`] writes it, found the same way: eight
+/// bytes at a time, each byte that needs attention counted by its escape.
+fn str_len(s: &str) -> u64 {
+    let b = s.as_bytes();
+    let mut len = b.len() as u64 + 2;
+    let mut i = 0;
+    loop {
+        while i + 8 <= b.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&b[i..i + 8]);
+            let flagged = attention(u64::from_le_bytes(word));
+            if flagged != 0 {
+                i += (flagged.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        let Some(&c) = b.get(i) else { break };
+        len += match c {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 1,
+            0x00..=0x1F => 5,
+            0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
+                i += 2;
+                3
+            }
+            _ => 0,
+        };
+        i += 1;
+    }
+    len
+}
+
+/// Counts what serde_json writes (numbers only: their digits need no escape).
+struct Counter(u64);
 
 impl std::io::Write for Counter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        // U+2028 and U+2029 (E2 80 A8/A9) are sent as six-byte escapes, three
-        // more than their UTF-8; a sequence may straddle two writes.
-        let separator = |b: u8| b == 0xA8 || b == 0xA9;
-        self.len += buf.len() as u64;
-        match buf {
-            [] => return Ok(0),
-            [b0, ..] if self.tail == [0xE2, 0x80] && separator(*b0) => self.len += 3,
-            [0x80, b1, ..] if self.tail[1] == 0xE2 && separator(*b1) => self.len += 3,
-            _ => {}
-        }
-        for i in memchr::memchr_iter(0xE2, buf) {
-            if buf.get(i + 1) == Some(&0x80) && buf.get(i + 2).is_some_and(|&b| separator(b)) {
-                self.len += 3;
-            }
-        }
-        self.tail = match buf {
-            [.., a, b] => [*a, *b],
-            [b] => [self.tail[1], *b],
-            [] => self.tail,
-        };
+        self.0 += buf.len() as u64;
         Ok(buf.len())
     }
 
@@ -202,12 +234,12 @@ mod tests {
     proptest! {
         #[test]
         fn same_bytes_as_serde_json(text in "(\\PC|[\\x00-\\x1f\"\\\\\u{2028}\u{2029}]){0,300}", n in any::<i64>(), f in -1e20f64..1e20) {
-            let v = json!({"text": text, "n": n, "f": f, "nested": [{"t": text}]});
+            let v = json!({"text": text, "n": n, "f": f, "nested": [{"t": text}, [], {}, null, true, false, [1, {"x": [text]}]]});
             prop_assert_eq!(ours(&v), reference(&v));
+            let Value::Object(m) = &v else { unreachable!() };
+            prop_assert_eq!(encoded_len(m), ours(&v).len() as u64);
         }
 
-        /// serde_json writes a string in several pieces (around each escape),
-        /// so a separator can straddle two writes of the counter.
         #[test]
         fn encoded_len_counts_what_is_written(text in "([a\\n\\\\\u{e2}\u{2028}\u{2029}\u{2027}\u{20ac}]|\\PC){0,200}") {
             let v = json!({"text": text, "k": [text.clone(), format!("\n{text}\"")]});
