@@ -141,6 +141,46 @@ fn notes(summary: &mut String, notes: &[String]) {
     }
 }
 
+/// About how many bytes of text rendering `out` reads (and the content
+/// controls redact and score): what decides whether the work is done where
+/// the answer arrived or handed to a thread of its own.
+#[must_use]
+pub fn work_estimate(out: &ToolOutput) -> usize {
+    /// A generous allowance for one listed item's names and fields.
+    const ITEM: usize = 256;
+    match out {
+        ToolOutput::ReadFile(o) => o.text.len(),
+        ToolOutput::GitDiff(o) => o.diff.len(),
+        ToolOutput::SearchCode(o) => o
+            .matches
+            .iter()
+            .map(|m| {
+                ITEM + m.text.len()
+                    + m.before
+                        .iter()
+                        .chain(&m.after)
+                        .map(String::len)
+                        .sum::<usize>()
+            })
+            .sum(),
+        ToolOutput::FindSymbol(o) => {
+            ITEM * (o.definitions.len() + o.unparseable_files.len())
+                + o.definitions
+                    .iter()
+                    .map(|d| d.signature.len())
+                    .sum::<usize>()
+        }
+        ToolOutput::ListDirectory(o) => ITEM * o.entries.len(),
+        ToolOutput::GitLog(o) => ITEM * o.commits.len(),
+        ToolOutput::ProjectOverview(o) => {
+            ITEM * (o.languages.len()
+                + o.manifests.len()
+                + o.entry_points.len()
+                + o.largest_files.len())
+        }
+    }
+}
+
 /// Render `out`, the answer to `request`. `root` is the workspace base name.
 /// `out` is taken by value so its text moves into the result, not copied.
 #[must_use]

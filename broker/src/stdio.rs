@@ -38,7 +38,7 @@ use tokio::task::JoinSet;
 use tracing::Instrument as _;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
-use crate::mcp::{Server, Session, TransportInfo};
+use crate::mcp::{INLINE_WORK_BYTES, Server, Session, TransportInfo, json_out};
 
 /// Answers (lines) queued for the stdout thread is twice this.
 pub const MAX_IN_FLIGHT: usize = 8;
@@ -438,8 +438,14 @@ async fn dispatch(
             if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
                 // Encoding a large answer is CPU work: off the (single)
                 // runtime thread, which also reads and answers control
-                // messages.
-                if let Ok(line) = tokio::task::spawn_blocking(move || jsonrpc::encode(&v)).await {
+                // messages. A small one is encoded here: the hand-off to a
+                // thread and back would cost more.
+                let line = if json_out::value_len(&v) <= INLINE_WORK_BYTES as u64 {
+                    Ok(jsonrpc::encode(&v))
+                } else {
+                    tokio::task::spawn_blocking(move || jsonrpc::encode(&v)).await
+                };
+                if let Ok(line) = line {
                     let _ = tx.send(line).await;
                 }
             }

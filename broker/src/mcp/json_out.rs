@@ -131,7 +131,9 @@ fn object_len(members: &serde_json::Map<String, Value>) -> u64 {
         + punctuation
 }
 
-fn value_len(v: &Value) -> u64 {
+/// The length in bytes of `v` as [`write_value`] writes it.
+#[must_use]
+pub fn value_len(v: &Value) -> u64 {
     match v {
         Value::Null | Value::Bool(true) => 4,
         Value::Bool(false) => 5,

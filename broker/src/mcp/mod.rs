@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 use crate::config::Config;
 use crate::content::Controls;
 use crate::error::{ToolFailure, describe};
-use crate::render::render;
+use crate::render::{self, render};
 use crate::supervisor::Executor;
 use crate::supervisor::admission::Admission;
 use crate::tools::Registry;
@@ -38,6 +38,12 @@ use jsonrpc::{Id, Message, RpcError, code};
 /// `tools/list`; on a smaller page they would not see `read_file` at all.
 /// Cursors are still issued past this size and honoured when given.
 pub const PAGE_SIZE: usize = 100;
+
+/// Up to about this many bytes of text, an answer is rendered, redacted,
+/// scored and encoded on the thread that received it (some 150 µs of work at
+/// most); a larger one is handed to a blocking thread, so the transport's
+/// thread keeps answering control messages meanwhile.
+pub const INLINE_WORK_BYTES: usize = 64 * 1024;
 
 /// Per-connection state: the legacy version negotiated by `initialize` on
 /// this stdio process, and the client it named (HTTP keeps none).
@@ -472,14 +478,24 @@ impl Server {
                 // are CPU work: off the runtime's threads, in one hand-off,
                 // so that the transports keep answering control messages
                 // meanwhile.
-                let controls = Arc::clone(&self.controls);
-                let root = self.root_name.clone();
-                let req = request.clone();
-                let meta = modern_meta.clone();
-                let rendered = tokio::task::spawn_blocking(move || {
-                    finish(controls.success(tool, render(&req, out, &root)), meta)
-                })
-                .await;
+                // A small answer is rendered here: handing it to a thread
+                // and back costs more than the work itself.
+                let rendered = if render::work_estimate(&out) <= INLINE_WORK_BYTES {
+                    Ok(finish(
+                        self.controls
+                            .success(tool, render(&request, out, &self.root_name)),
+                        modern_meta.clone(),
+                    ))
+                } else {
+                    let controls = Arc::clone(&self.controls);
+                    let root = self.root_name.clone();
+                    let req = request.clone();
+                    let meta = modern_meta.clone();
+                    tokio::task::spawn_blocking(move || {
+                        finish(controls.success(tool, render(&req, out, &root)), meta)
+                    })
+                    .await
+                };
                 match rendered {
                     Ok(r) => (r, None),
                     Err(_) => {
