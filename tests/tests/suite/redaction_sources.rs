@@ -174,6 +174,73 @@ fn an_excerpt_inside_a_private_key_block_shows_no_key_material() {
     }
 }
 
+/// The numbered lines of a read_file answer, by number.
+fn numbered_lines(r: &Value) -> Vec<(u64, String)> {
+    text(r, 1)
+        .lines()
+        .filter_map(|l| {
+            let (n, rest) = l.trim_start().split_once("  ")?;
+            Some((n.parse().ok()?, rest.to_owned()))
+        })
+        .collect()
+}
+
+/// A whole-file answer and answers of one line each show every line alike:
+/// the whole file is decided on as one source whichever process decides.
+#[test]
+fn a_whole_file_and_each_of_its_lines_read_alone_are_redacted_alike() {
+    let fx = fixture();
+    let password = ["S3cr3t", "Passw0rd!x"].concat();
+    fx.file(
+        "settings.yaml",
+        format!("db:\n  password:\n    {password}\n  host: db\n"),
+    );
+    fx.file(
+        "crlf.yaml",
+        format!("db:\r\n  password:\r\n    {password}\r\n"),
+    );
+    fx.file("no_newline.py", format!("KEY = \"\"\"{}\"\"\"", pem()));
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        for file in [
+            "client.py",
+            "key.py",
+            "settings.yaml",
+            "crlf.yaml",
+            "no_newline.py",
+        ] {
+            let what = format!("{mode:?} {file}");
+            let (line, whole) = call_line(&mut m, "read_file", json!({"path": file}));
+            assert_eq!(whole["isError"], false, "{what}: {line}");
+            for secret in pem_body().into_iter().chain([token(), password.clone()]) {
+                assert_absent(&line, &secret, &what);
+            }
+            let shown = numbered_lines(&whole);
+            let total = whole["structuredContent"]["total_lines"].as_u64().unwrap();
+            assert_eq!(shown.len() as u64, total, "{what}: {line}");
+            assert!(
+                whole["structuredContent"]["redaction"]["count"]
+                    .as_u64()
+                    .unwrap()
+                    > 0,
+                "{what}: {line}"
+            );
+            for (n, expected) in &shown {
+                let (line, one) = call_line(
+                    &mut m,
+                    "read_file",
+                    json!({"path": file, "start_line": n, "end_line": n}),
+                );
+                assert_eq!(
+                    numbered_lines(&one),
+                    vec![(*n, expected.clone())],
+                    "{what} line {n}: {line}"
+                );
+            }
+        }
+    }
+}
+
 /// The answer line with the request id and the fence nonces blanked, so two
 /// answers can be compared byte for byte.
 fn normalised(line: &str) -> String {

@@ -12,7 +12,7 @@
 use std::io::Read;
 
 use moat_protocol::request::ReadFileArgs;
-use moat_protocol::response::{ReadFileOutput, ToolOutput};
+use moat_protocol::response::{ReadFileOutput, RedactionCounts, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::fs::{containment, symlinks};
@@ -30,14 +30,12 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
     let mut opened = symlinks::open_file(ws, &path, limit)?;
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
     // Valid UTF-8 (the usual case) is checked by the fast validator and
-    // borrowed; anything else gets U+FFFD for each invalid sequence. The
-    // whole file is then redacted before any line is selected, so a
-    // credential is judged with all of its context whatever range is asked.
-    let mut report = RedactionReport::default();
-    let text = sources::redact_source_bytes(ws.redactor(), &bytes, &mut report);
-    let redaction = sources::counts(&report);
-    let lines = split_lines(&text);
-    let total = lines.len() as u64;
+    // borrowed; anything else gets U+FFFD for each invalid sequence.
+    let raw = String::from_utf8_lossy(&bytes);
+    // Redaction keeps every line break, so the raw text has the lines the
+    // redacted one will.
+    let raw_lines = split_lines(&raw);
+    let total = raw_lines.len() as u64;
 
     let start = args.start_line.unwrap_or(1).max(1);
     if total == 0 {
@@ -61,7 +59,7 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
             end_line: 0,
             truncated: false,
             text: String::new(),
-            redaction,
+            redaction: RedactionCounts::default(),
         }));
     }
     if start > total {
@@ -86,7 +84,23 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
         clippy::cast_possible_truncation,
         reason = "end <= total, which counts a Vec"
     )]
-    let selected = &lines[(start - 1) as usize..end as usize];
+    let range = (start - 1) as usize..end as usize;
+    // An answer holding the whole file, line breaks as they are (no `\r` to
+    // become `\n`), is that file's raw source: the broker redacts it whole
+    // (it does so for every answer, whatever the worker did), so the same
+    // decision is not made twice. Anything less is redacted here, whole,
+    // before a line is selected, so a credential is judged with all of its
+    // context whatever range is asked.
+    let whole = start == 1 && end == total && memchr::memchr(b'\r', raw.as_bytes()).is_none();
+    let (text, redaction) = if whole {
+        (join_lines(&raw, &raw_lines), RedactionCounts::default())
+    } else {
+        let mut report = RedactionReport::default();
+        let text = sources::redact_source(ws.redactor(), &raw, &mut report);
+        let lines = split_lines(&text);
+        let selected = lines.get(range).unwrap_or_default();
+        (join_lines(&text, selected), sources::counts(&report))
+    };
     Ok(ToolOutput::ReadFile(ReadFileOutput {
         path: path.display().to_owned(),
         size_bytes: bytes.len() as u64,
@@ -94,7 +108,7 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
         start_line: start,
         end_line: end,
         truncated,
-        text: join_lines(&text, selected),
+        text,
         redaction,
     }))
 }
