@@ -1204,6 +1204,15 @@ fn validate(
         observability,
         violations: Vec::new(),
     };
+    // Over HTTP every call `http.max_in_flight` lets in may wait for a
+    // worker: a wait queue shorter than that would refuse, at a load the
+    // operator allowed, calls the transport had already taken in.
+    if transport == Transport::Http && sb.max_queued_calls.is_none() {
+        config.sandbox.max_queued_calls = config
+            .sandbox
+            .max_queued_calls
+            .max(config.http.max_in_flight);
+    }
     config.violations = production_violations(&config, transport);
     if environment == Environment::Production && !config.violations.is_empty() {
         return Err(ConfigError::Production(config.violations));

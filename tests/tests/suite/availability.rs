@@ -331,6 +331,54 @@ fn http_beyond_the_wait_queue_a_call_is_refused_at_once_and_says_it_did_not_run(
     }
 }
 
+/// With the wait queue left at its default, every call the HTTP in-flight
+/// limit lets in is admitted to wait for a worker: none is refused 503 at a
+/// load the operator allowed.
+#[test]
+fn http_every_call_the_in_flight_limit_lets_in_may_wait_for_a_worker() {
+    const IN_FLIGHT: usize = 40;
+    let fx = fixture();
+    let in_flight = IN_FLIGHT.to_string();
+    let s = http(
+        &fx,
+        &[
+            ("MOAT_SANDBOX__WORKERS", "1"),
+            ("MOAT_HTTP__MAX_IN_FLIGHT", in_flight.as_str()),
+            ("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "60"),
+        ],
+    );
+    let ready = s.get("/readyz").json();
+    assert!(
+        ready["tool_calls"]["capacity"].as_u64().unwrap() >= IN_FLIGHT as u64,
+        "{ready}"
+    );
+    let worker = s.moat.wait_for_ready_workers(1)[0];
+    moat_tests::http::signal(worker, libc::SIGSTOP);
+    let addr = s.addr;
+    let held: Vec<_> = (0..IN_FLIGHT)
+        .map(|i| {
+            std::thread::spawn(move || {
+                Req::mcp(&modern_call(
+                    10 + i as i64,
+                    "read_file",
+                    json!({"path": "a.txt"}),
+                ))
+                .send(addr)
+            })
+        })
+        .collect();
+    let all_in = eventually(Duration::from_secs(20), || {
+        s.get("/readyz").json()["tool_calls"]["admitted"] == json!(IN_FLIGHT)
+    });
+    moat_tests::http::signal(worker, libc::SIGCONT);
+    assert!(all_in, "{}", s.get("/readyz").json());
+    for h in held {
+        let r = h.join().unwrap().unwrap();
+        assert_eq!(r.status, 200, "{r}");
+        assert_eq!(error_code(&r.json()["result"]), "", "{r}");
+    }
+}
+
 /// A text file whose answer is several times its size once JSON-escaped:
 /// long lines of control bytes (each becomes a six-byte `\u00XX`).
 fn control_bytes(n: usize) -> Vec<u8> {
