@@ -108,6 +108,24 @@ impl Server {
     /// Build the server around an executor.
     pub fn new(config: Arc<Config>, executor: Executor) -> Result<Server, String> {
         let registry = Registry::new()?;
+        // The content controls' automata and patterns are built beside the
+        // start-up, not before the first answer (`initialize` and
+        // `tools/list` need none of them) and not in the first tool call.
+        let (redact, scan) = (
+            config.security.redact_secrets,
+            config.security.scan_untrusted_content,
+        );
+        // A thread that cannot be started leaves the work to the first call.
+        let _ = std::thread::Builder::new()
+            .name("moat-warm-up".into())
+            .spawn(move || {
+                if redact {
+                    crate::redact::Redactor::warm_up();
+                }
+                if scan {
+                    crate::scan::Scanner::warm_up();
+                }
+            });
         let controls = Controls::new(
             config.security.redact_secrets,
             config.security.scan_untrusted_content,

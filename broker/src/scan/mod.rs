@@ -426,9 +426,17 @@ impl Scanner {
     /// A scanner reporting at most `max_findings` findings. Every signal still
     /// counts towards the risk.
     pub fn with_max_findings(max_findings: usize) -> Scanner {
-        LazyLock::force(&MATCHERS);
-        LazyLock::force(&GATE);
         Scanner { max_findings }
+    }
+
+    /// Builds what the first assessment would otherwise build (the gate's
+    /// automaton, the signals' patterns), some tens of milliseconds of work:
+    /// for a process that wants that cost off its first request, on a thread
+    /// of its own so that it is not on the way to the first answer either.
+    pub fn warm_up() {
+        LazyLock::force(&MATCHERS);
+        LazyLock::force(&FAMILY_SET);
+        LazyLock::force(&GATE);
     }
 
     /// Assesses `text` from no particular file (findings' context is judged
