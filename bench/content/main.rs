@@ -94,6 +94,12 @@ fn main() {
         warmed.as_secs_f64() * 1e3,
         first.as_secs_f64() * 1e3
     );
+    let started = Instant::now();
+    Scanner::warm_up();
+    eprintln!(
+        "cold start: Scanner::warm_up (gate automaton, signal patterns) {:.3} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
     let inputs = [
         ("source", source.clone()),
         ("ascii", ascii_only(&source)),
