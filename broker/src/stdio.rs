@@ -38,7 +38,8 @@ use tokio::task::JoinSet;
 use tracing::Instrument as _;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
-use crate::mcp::{INLINE_WORK_BYTES, Server, Session, TransportInfo, json_out};
+use crate::mcp::{INLINE_WORK_BYTES, Server, Session, TransportInfo};
+use serde_json::Value;
 
 /// Answers (lines) queued for the stdout thread is twice this.
 pub const MAX_IN_FLIGHT: usize = 8;
@@ -440,7 +441,7 @@ async fn dispatch(
                 // runtime thread, which also reads and answers control
                 // messages. A small one is encoded here: the hand-off to a
                 // thread and back would cost more.
-                let line = if json_out::value_len(&v) <= INLINE_WORK_BYTES as u64 {
+                let line = if text_bytes(&v) <= INLINE_WORK_BYTES / 2 {
                     Ok(jsonrpc::encode(&v))
                 } else {
                     tokio::task::spawn_blocking(move || jsonrpc::encode(&v)).await
@@ -455,6 +456,23 @@ async fn dispatch(
         tasks.spawn(call.instrument(span));
     }
     while tasks.join_next().await.is_some() {}
+}
+
+/// The bytes of text in the content blocks of a tool result (`result.content`),
+/// the bulk of any large answer: its structured half describes the same
+/// items. Other answers hold none worth counting.
+fn text_bytes(answer: &Value) -> usize {
+    answer
+        .get("result")
+        .and_then(|r| r.get("content"))
+        .and_then(Value::as_array)
+        .map_or(0, |blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .map(str::len)
+                .sum()
+        })
 }
 
 #[cfg(test)]
