@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
@@ -363,7 +363,11 @@ pub(super) struct Families {
     /// Every anchor with the families it belongs to (bit `i` is
     /// `FAMILIES[i]`).
     anchors: Vec<(&'static str, u32)>,
-    patterns: Vec<(usize, Regex)>,
+    /// Each family's signal, its patterns as one alternation, and that
+    /// alternation compiled the first time a line needs it: compiling all of
+    /// them takes tens of milliseconds (bounded repetitions of Unicode
+    /// classes), and a text holding no anchor of a family never needs it.
+    patterns: Vec<(usize, String, OnceLock<Regex>)>,
 }
 
 /// The compiled families, built once per process.
@@ -389,10 +393,18 @@ impl Families {
                     .map(|p| format!("(?:{})", p.replace("{PH}", PLACEHOLDER)))
                     .collect::<Vec<_>>()
                     .join("|");
-                (family.signal, compile(&alternation))
+                (family.signal, alternation, OnceLock::new())
             })
             .collect();
         Families { anchors, patterns }
+    }
+
+    /// Compiles every family's patterns now (what the first texts holding
+    /// their anchors would otherwise do).
+    pub(super) fn compile_all(&self) {
+        for (_, alternation, compiled) in &self.patterns {
+            compiled.get_or_init(|| compile(alternation));
+        }
     }
 
     /// The anchors, each with the bits of the families it belongs to.
@@ -414,8 +426,12 @@ impl Families {
         if lines.is_empty() {
             return;
         }
-        for (index, (signal, pattern)) in self.patterns.iter().enumerate() {
+        for (index, (signal, alternation, compiled)) in self.patterns.iter().enumerate() {
             let bit = 1 << index;
+            if !lines.iter().any(|(_, mask)| mask & bit != 0) {
+                continue;
+            }
+            let pattern = compiled.get_or_init(|| compile(alternation));
             let mut found = 0;
             for (line, mask) in lines {
                 if found >= limit {

@@ -435,8 +435,8 @@ impl Scanner {
     /// of its own so that it is not on the way to the first answer either.
     pub fn warm_up() {
         LazyLock::force(&MATCHERS);
-        LazyLock::force(&FAMILY_SET);
         LazyLock::force(&GATE);
+        FAMILY_SET.compile_all();
     }
 
     /// Assesses `text` from no particular file (findings' context is judged
