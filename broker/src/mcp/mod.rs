@@ -223,6 +223,28 @@ impl Server {
         }
     }
 
+    /// Audit a request the HTTP transport refused before it reached the
+    /// core (`busy`, a mirrored header that disagrees with the body), when
+    /// it is a `tools/call`: `outcome` is the refusal's code, `bytes` the
+    /// size of the answer's body.
+    pub fn audit_refused(&self, msg: &Message, outcome: &'static str, bytes: u64) {
+        if msg.method != "tools/call" {
+            return;
+        }
+        if let Some(id) = &msg.id {
+            crate::logging::record_rpc_id(id);
+        }
+        let transport = TransportInfo {
+            protocol_header: None,
+            http: true,
+        };
+        let client = self.client_of(msg, &Session::default());
+        let mut facts = crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client);
+        facts.outcome = std::borrow::Cow::Borrowed(outcome);
+        facts.bytes = bytes;
+        crate::audit::record(&facts, 0);
+    }
+
     /// Who sent a request, for the audit trail: `stdio`, or over HTTP
     /// `bearer` (the configured static token admitted it) or `anonymous`
     /// (no token is configured).
@@ -642,7 +664,8 @@ fn complete(mut result: Map<String, Value>, meta: Option<Value>) -> Map<String, 
 }
 
 /// The audit outcome of a `tools/call` answered with a JSON-RPC error.
-fn rpc_outcome(rpc_code: i64) -> &'static str {
+#[must_use]
+pub fn rpc_outcome(rpc_code: i64) -> &'static str {
     match rpc_code {
         code::INVALID_PARAMS => "invalid_params",
         code::METHOD_NOT_FOUND => "method_not_found",
