@@ -31,7 +31,9 @@
 //!
 //! Tool argument values are never logged: `tool.call` names the tool, the
 //! client label and the outcome, and with `observability.log_tool_arguments`
-//! only the argument *names*.
+//! only the argument *names*. The one exception is the audit event of each
+//! call ([`crate::audit`]), which names its path-like arguments, escaped,
+//! cut and redacted like every other value.
 //!
 //! # Format
 //!

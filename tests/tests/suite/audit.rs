@@ -145,9 +145,20 @@ fn refused_and_unknown_tool_calls_are_audited_with_their_code() {
         json!({"path": "notes/readme.txt", "start_line": 0}),
     );
     assert_eq!(r["isError"], true, "{r}");
+    // A hostile path: a forged line and a credential.
+    let token = ["ghp_", &"a".repeat(36)].concat();
+    let forged = format!("x\n{{\"message\":\"audit\"}}\u{202e}/{token}.txt");
+    m.call("read_file", json!({"path": forged}));
     let (_, _, stderr) = m.finish_with_stderr();
+    assert!(!stderr.contains(&token), "{stderr}");
     let events = audit_events(&json_lines(&stderr));
-    assert_eq!(events.len(), 2, "{stderr}");
+    assert_eq!(events.len(), 3, "{stderr}");
+    let hostile = events[2]["path"].as_str().unwrap_or_default();
+    assert!(hostile.contains("[redacted:github-token]"), "{hostile}");
+    assert!(
+        !hostile.contains('\n') && !hostile.contains('\u{202e}'),
+        "{hostile:?}"
+    );
     assert_eq!(events[0]["tool"], "no_such_tool", "{}", events[0]);
     assert_eq!(events[0]["outcome"], "invalid_params", "{}", events[0]);
     assert_eq!(events[1]["outcome"], "invalid_arguments", "{}", events[1]);
