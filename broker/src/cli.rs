@@ -253,7 +253,11 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
         Ok(c) => Arc::new(c),
         Err(code) => return code,
     };
-    crate::logging::init(&config.observability, &[&config.http.bearer_token]);
+    if let Err(e) = crate::logging::init(&config.observability, &[&config.http.bearer_token]) {
+        let redactor = crate::logging::LogRedactor::new(&[&config.http.bearer_token]);
+        eprintln!("error: {}", redactor.text(&e));
+        return ExitCode::from(EXIT_USAGE);
+    }
     for v in &config.violations {
         tracing::warn!(problem = %v, "config.warning");
     }

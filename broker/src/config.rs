@@ -203,7 +203,15 @@ pub struct ObservabilityConfig {
     pub log_json: bool,
     /// Log the *names* of tool arguments (never values).
     pub log_tool_arguments: bool,
+    /// Where audit events go: JSON lines appended to this file, or (None)
+    /// lines on stderr with the other logs.
+    pub audit_path: Option<PathBuf>,
+    /// Largest size of the audit file before it is rotated to `<path>.1`.
+    pub audit_max_bytes: u64,
 }
+
+/// Default `observability.audit_max_bytes` (64 MiB).
+pub const AUDIT_MAX_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
 
 /// Validated configuration.
 #[derive(Debug, Clone)]
@@ -310,6 +318,8 @@ const FIELDS: &[(&str, &str, Kind)] = &[
     ("observability", "log_level", Kind::Str),
     ("observability", "log_json", Kind::Bool),
     ("observability", "log_tool_arguments", Kind::Bool),
+    ("observability", "audit_path", Kind::Str),
+    ("observability", "audit_max_bytes", Kind::Int),
 ];
 
 /// The environment variable names moat reads, for documentation and `doctor`.
@@ -399,6 +409,8 @@ struct RawObservability {
     log_level: Option<String>,
     log_json: Option<bool>,
     log_tool_arguments: Option<bool>,
+    audit_path: Option<String>,
+    audit_max_bytes: Option<u64>,
 }
 
 /// Load and validate the configuration for `transport`. `landlock_available`
@@ -1189,10 +1201,29 @@ fn validate(
         Some("warn") => "warning",
         Some(level) => level,
     };
+    let audit_path = match o.audit_path.as_deref().map(str::trim) {
+        None => None,
+        Some("") => {
+            return Err(ConfigError::Invalid(
+                "observability.audit_path is empty: give the file to append audit events to, \
+                 or leave it out to log them on stderr"
+                    .into(),
+            ));
+        }
+        Some(p) => Some(PathBuf::from(p)),
+    };
     let observability = ObservabilityConfig {
         log_level: log_level.to_owned(),
         log_json: o.log_json.unwrap_or(true),
         log_tool_arguments: o.log_tool_arguments.unwrap_or(false),
+        audit_path,
+        audit_max_bytes: bounded(
+            "observability.audit_max_bytes",
+            o.audit_max_bytes,
+            AUDIT_MAX_BYTES_DEFAULT,
+            1024,
+            1 << 40,
+        )?,
     };
 
     let mut config = Config {
@@ -1798,6 +1829,54 @@ mod tests {
             let e = load_env(&[(k, "")]).unwrap_err().to_string();
             assert!(e.contains(name), "{k}: {e}");
         }
+    }
+
+    #[test]
+    fn the_audit_settings_are_read_from_the_file_and_the_environment() {
+        let c = load_env(&[]).unwrap();
+        assert_eq!(c.observability.audit_path, None);
+        assert_eq!(c.observability.audit_max_bytes, AUDIT_MAX_BYTES_DEFAULT);
+        let c = load_env(&[
+            (
+                "MOAT_OBSERVABILITY__AUDIT_PATH",
+                "/var/log/moat/audit.jsonl",
+            ),
+            ("MOAT_OBSERVABILITY__AUDIT_MAX_BYTES", "2048"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.observability.audit_path.as_deref(),
+            Some(Path::new("/var/log/moat/audit.jsonl"))
+        );
+        assert_eq!(c.observability.audit_max_bytes, 2048);
+        let (got, _) = load_file(
+            "[observability]\naudit_path = \"/tmp/a.jsonl\"\naudit_max_bytes = 4096\n",
+            &[],
+        );
+        let c = got.unwrap();
+        assert_eq!(
+            c.observability.audit_path.as_deref(),
+            Some(Path::new("/tmp/a.jsonl"))
+        );
+        assert_eq!(c.observability.audit_max_bytes, 4096);
+        let e = load_env(&[("MOAT_OBSERVABILITY__AUDIT_PATH", " ")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("observability.audit_path is empty"), "{e}");
+        let e = load_env(&[("MOAT_OBSERVABILITY__AUDIT_MAX_BYTES", "10")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("observability.audit_max_bytes must be between"),
+            "{e}"
+        );
+        let e = load_env(&[("MOAT_OBSERVABILITY__AUDIT_PAHT", "/tmp/a")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`MOAT_OBSERVABILITY__AUDIT_PATH`"), "{e}");
+        let (got, _) = load_file("[observability]\naudit_pth = \"/tmp/a\"\n", &[]);
+        let e = got.unwrap_err().to_string();
+        assert!(e.contains("did you mean `audit_path`?"), "{e}");
     }
 
     #[test]

@@ -31,7 +31,9 @@
 //!
 //! Tool argument values are never logged: `tool.call` names the tool, the
 //! client label and the outcome, and with `observability.log_tool_arguments`
-//! only the argument *names*.
+//! only the argument *names*. The one exception is the audit event of each
+//! call ([`crate::audit`]), which names its path-like arguments, escaped,
+//! cut and redacted like every other value.
 //!
 //! # Format
 //!
@@ -65,12 +67,54 @@ use crate::redact::{RedactionReport, Redactor, is_credential_field};
 /// What a credential-named field's value becomes.
 pub const REDACTED: &str = "[redacted]";
 
-/// Install the global subscriber, writing to stderr. `secrets` are the
-/// credentials the broker was configured with (the HTTP bearer token); they
-/// are scrubbed from every log line whatever their shape. Safe to call more
-/// than once (later calls are ignored).
-pub fn init(o: &ObservabilityConfig, secrets: &[&str]) {
-    let _ = subscriber(o, LogRedactor::new(secrets), std::io::stderr).try_init();
+/// Install the global subscriber, writing to stderr, and the audit trail
+/// ([`crate::audit`]). `secrets` are the credentials the broker was
+/// configured with (the HTTP bearer token); they are scrubbed from every log
+/// line and audit event whatever their shape. Safe to call more than once
+/// (later calls are ignored).
+///
+/// # Errors
+///
+/// When the audit file cannot be opened (the message names it).
+pub fn init(o: &ObservabilityConfig, secrets: &[&str]) -> Result<(), String> {
+    let redactor = LogRedactor::new(secrets);
+    crate::audit::init(o, redactor.clone())?;
+    let _ = subscriber(o, redactor, std::io::stderr).try_init();
+    Ok(())
+}
+
+/// The current time as log lines give it (RFC 3339, UTC).
+#[must_use]
+pub fn timestamp() -> String {
+    let mut timestamp = String::new();
+    let _ = SystemTime.format_time(&mut Writer::new(&mut timestamp));
+    timestamp
+}
+
+/// The fields of the request being served (`request_id`, `rpc_id`), as the
+/// log lines of that request carry them; none outside a request or when the
+/// global subscriber is not the one [`init`] installs.
+#[must_use]
+pub fn request_fields() -> Vec<(&'static str, Value)> {
+    let mut out: Vec<(&'static str, Value)> = Vec::new();
+    tracing::Span::current().with_subscriber(|(id, dispatch)| {
+        let Some(registry) = dispatch.downcast_ref::<tracing_subscriber::Registry>() else {
+            return;
+        };
+        let Some(span) = registry.span(id) else {
+            return;
+        };
+        for span in span.scope().from_root() {
+            if let Some(SpanValues(known)) = span.extensions().get::<SpanValues>() {
+                for (name, value) in known {
+                    if !out.iter().any(|(n, _)| n == name) {
+                        out.push((name, value.clone()));
+                    }
+                }
+            }
+        }
+    });
+    out
 }
 
 /// The subscriber [`init`] installs, writing to `writer` (tests capture it).
@@ -277,8 +321,7 @@ where
     ) -> fmt::Result {
         let mut fields = Fields::default();
         event.record(&mut fields);
-        let mut timestamp = String::new();
-        SystemTime.format_time(&mut Writer::new(&mut timestamp))?;
+        let timestamp = timestamp();
         let level = event.metadata().level().as_str();
         let message = self
             .redactor
@@ -316,7 +359,7 @@ where
 }
 
 /// One JSON object: timestamp, level, message, target (log records), fields.
-fn json_line(
+pub(crate) fn json_line(
     timestamp: &str,
     level: &str,
     message: &Value,
@@ -347,7 +390,7 @@ fn json_line(
 }
 
 /// One line of text: `timestamp LEVEL message key=value …`.
-fn text_line(
+pub(crate) fn text_line(
     timestamp: &str,
     level: &str,
     message: &Value,
@@ -476,6 +519,8 @@ mod tests {
             log_level: "debug".into(),
             log_json: json,
             log_tool_arguments: false,
+            audit_path: None,
+            audit_max_bytes: crate::config::AUDIT_MAX_BYTES_DEFAULT,
         }
     }
 

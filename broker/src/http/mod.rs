@@ -617,7 +617,10 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         method_header.as_deref(),
         name_header.as_deref(),
     ) {
-        return rpc_refused(&e, &msg.method);
+        let response = rpc_refused(&e, &msg.method);
+        st.server
+            .audit_refused(&msg, crate::mcp::rpc_outcome(e.code), body_len(&response));
+        return response;
     }
     let is_notification = msg.is_notification();
     // Only tool calls take a slot; every other method is answered at once
@@ -626,15 +629,20 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         !is_notification && matches!(msg.method.as_str(), "tools/call" | "resources/read");
     let permit = if takes_slot {
         if st.queued.load(Ordering::SeqCst) > st.max_queued {
-            return refused_busy(
+            let response = refused_busy(
                 "answers_queued",
                 "server busy: too many answers are waiting for their clients",
             );
+            st.server.audit_refused(&msg, "busy", body_len(&response));
+            return response;
         }
         match st.in_flight.try_acquire() {
             Ok(p) => Some(p),
             Err(_) => {
-                return refused_busy("in_flight", "server busy: too many tool calls in flight");
+                let response =
+                    refused_busy("in_flight", "server busy: too many tool calls in flight");
+                st.server.audit_refused(&msg, "busy", body_len(&response));
+                return response;
             }
         }
     } else {

@@ -188,8 +188,24 @@ impl Server {
             crate::logging::record_rpc_id(id);
         }
         let client = self.client_of(&msg, session);
-        let outcome = self.dispatch(msg, session, transport, &client).await;
+        // Every tools/call is audited, whatever becomes of it; nothing else is.
+        let audited = msg.method == "tools/call";
+        let mut facts = if audited {
+            crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client)
+        } else {
+            crate::audit::Facts::default()
+        };
+        let outcome = self
+            .dispatch(msg, session, transport, &client, &mut facts)
+            .await;
         let us = micros(start);
+        if audited {
+            if let Err(e) = &outcome {
+                facts.outcome = std::borrow::Cow::Borrowed(rpc_outcome(e.code));
+                facts.bytes = e.to_value().as_object().map_or(0, json_out::encoded_len);
+            }
+            crate::audit::record(&facts, us);
+        }
         match (id, outcome) {
             (None, Ok(_)) => None,
             (None, Err(e)) => {
@@ -204,6 +220,41 @@ impl Server {
                 tracing::warn!(method = %method, client, code = e.code, error_message = %e.message, duration_us = us, "rpc.error");
                 Some(e.to_value())
             }
+        }
+    }
+
+    /// Audit a request the HTTP transport refused before it reached the
+    /// core (`busy`, a mirrored header that disagrees with the body), when
+    /// it is a `tools/call`: `outcome` is the refusal's code, `bytes` the
+    /// size of the answer's body.
+    pub fn audit_refused(&self, msg: &Message, outcome: &'static str, bytes: u64) {
+        if msg.method != "tools/call" {
+            return;
+        }
+        if let Some(id) = &msg.id {
+            crate::logging::record_rpc_id(id);
+        }
+        let transport = TransportInfo {
+            protocol_header: None,
+            http: true,
+        };
+        let client = self.client_of(msg, &Session::default());
+        let mut facts = crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client);
+        facts.outcome = std::borrow::Cow::Borrowed(outcome);
+        facts.bytes = bytes;
+        crate::audit::record(&facts, 0);
+    }
+
+    /// Who sent a request, for the audit trail: `stdio`, or over HTTP
+    /// `bearer` (the configured static token admitted it) or `anonymous`
+    /// (no token is configured).
+    fn caller(&self, transport: TransportInfo<'_>) -> &'static str {
+        if !transport.http {
+            "stdio"
+        } else if self.config.http.bearer_token.is_empty() {
+            "anonymous"
+        } else {
+            "bearer"
         }
     }
 
@@ -232,6 +283,7 @@ impl Server {
         session: &Session,
         transport: TransportInfo<'_>,
         client: &str,
+        facts: &mut crate::audit::Facts,
     ) -> Result<Value, RpcError> {
         let modern = meta::is_modern(&msg.params);
         let id = msg.id.as_ref();
@@ -265,7 +317,7 @@ impl Server {
                 "logging/setLevel" => set_log_level(id, &msg.params),
                 "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
                 "tools/call" => {
-                    self.tools_call(id, &msg.params, Era::Legacy, None, &version, client)
+                    self.tools_call(id, &msg.params, Era::Legacy, None, &version, facts)
                         .await
                 }
                 other => Err(method_not_found(id, other)),
@@ -282,7 +334,7 @@ impl Server {
                     Era::Modern,
                     Some(&rm),
                     meta::MODERN_VERSION,
-                    client,
+                    facts,
                 )
                 .await
             }
@@ -408,8 +460,10 @@ impl Server {
         era: Era,
         rm: Option<&meta::RequestMeta>,
         version: &str,
-        client: &str,
+        facts: &mut crate::audit::Facts,
     ) -> Result<Value, RpcError> {
+        let client = facts.client.clone();
+        let client = client.as_str();
         let invalid = |m: String| RpcError::new(id.cloned(), code::INVALID_PARAMS, m);
         let name = match params.get("name") {
             Some(Value::String(n)) if !n.is_empty() => n.as_str(),
@@ -456,10 +510,10 @@ impl Server {
                 (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
                 _ => None,
             };
-            return Ok(Value::Object(complete(
-                self.controls.failure(&refusal),
-                meta,
-            )));
+            let result = complete(self.controls.failure(&refusal), meta);
+            facts.outcome = std::borrow::Cow::Borrowed(refusal.code);
+            facts.bytes = json_out::encoded_len(&result);
+            return Ok(Value::Object(result));
         }
         let args_map = args.as_object().cloned().unwrap_or_default();
         let limits = &self.config.sandbox.limits;
@@ -559,6 +613,10 @@ impl Server {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let duration_us = micros(started);
+        facts.outcome = std::borrow::Cow::Borrowed(code.unwrap_or("ok"));
+        facts.bytes = size;
+        facts.redactions = redactions;
+        facts.content_level = content_level.to_owned();
         if self.config.observability.log_tool_arguments {
             let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
             tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_us, "tool.call");
@@ -586,6 +644,10 @@ impl Server {
                 &self.root_name,
             );
             result = complete(self.controls.failure(&refusal), modern_meta);
+            facts.outcome = std::borrow::Cow::Borrowed(refusal.code);
+            facts.bytes = json_out::encoded_len(&result);
+            facts.redactions = 0;
+            facts.content_level = String::new();
         }
         Ok(Value::Object(result))
     }
@@ -599,6 +661,21 @@ fn complete(mut result: Map<String, Value>, meta: Option<Value>) -> Map<String, 
         result.insert("_meta".into(), meta);
     }
     result
+}
+
+/// The audit outcome of a `tools/call` answered with a JSON-RPC error.
+#[must_use]
+pub fn rpc_outcome(rpc_code: i64) -> &'static str {
+    match rpc_code {
+        code::INVALID_PARAMS => "invalid_params",
+        code::METHOD_NOT_FOUND => "method_not_found",
+        code::INVALID_REQUEST => "invalid_request",
+        code::PARSE_ERROR => "parse_error",
+        code::HEADER_MISMATCH => "header_mismatch",
+        code::MISSING_CAPABILITY => "missing_capability",
+        code::UNSUPPORTED_VERSION => "unsupported_version",
+        _ => "rpc_error",
+    }
 }
 
 /// Microseconds since `start`, for `duration_us`.

@@ -213,6 +213,8 @@ fn a_token_sent_as_a_method_name_or_client_label_is_logged_redacted() {
 fn tool_argument_values_are_never_logged_only_their_names_when_asked() {
     let fx = content_fixture();
     let marker = "argument-value-marker-5e1d";
+    // A path argument is named in its call's audit event, and only there.
+    let path_marker = "audited-path-marker-77a0";
     for names in [false, true] {
         let opts = Options::new(Mode::Confined).env(
             "MOAT_OBSERVABILITY__LOG_TOOL_ARGUMENTS",
@@ -228,12 +230,20 @@ fn tool_argument_values_are_never_logged_only_their_names_when_asked() {
         let (_, r) = call_line(
             &mut m,
             "read_file",
-            json!({"path": format!("{marker}.txt")}),
+            json!({"path": format!("{path_marker}.txt")}),
         );
         assert_eq!(r["isError"], true);
         let calls = wait_for_n(&m, "tool.call", 2);
         assert_eq!(calls.len(), 2, "{}", m.stderr());
+        let audited = wait_for_n(&m, "audit", 2);
+        assert_eq!(audited[1]["path"], format!("{path_marker}.txt"));
         assert_never_logged(&m.stderr(), marker);
+        let stderr = m.stderr();
+        let others: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.contains("\"message\":\"audit\""))
+            .collect();
+        assert_never_logged(&others.join("\n"), path_marker);
         if names {
             let logged = calls[0]["arguments"].as_str().unwrap_or_default();
             assert!(

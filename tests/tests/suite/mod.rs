@@ -1,4 +1,5 @@
 // One file per control.
+mod audit; // one event per tools/call on stderr or in an owner-only, append-only, rotated file; no argument values or content; probes, ping and lists not audited
 mod availability; // hostile load: non-reading clients, stalled bodies, busy slots, blank-line floods, unexaminable files
 mod cli; // doctor, tools, call, --version/--help, exit codes 0/1/2; JSON or plain logs, level, argument names only
 mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)
