@@ -79,6 +79,8 @@ pub struct Facts {
     pub redactions: u64,
     /// Content assessment level of the answer ("" when it has none).
     pub content_level: String,
+    /// The redaction rules that fired in the answer (names of this build).
+    pub redaction_rules: Vec<&'static str>,
 }
 
 impl Facts {

@@ -253,8 +253,12 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
         Ok(c) => Arc::new(c),
         Err(code) => return code,
     };
-    if let Err(e) = crate::logging::init(&config.observability, &[&config.http.bearer_token]) {
-        let redactor = crate::logging::LogRedactor::new(&[&config.http.bearer_token]);
+    let secrets = [
+        config.http.bearer_token.as_str(),
+        config.observability.metrics_token.as_str(),
+    ];
+    if let Err(e) = crate::logging::init(&config.observability, &secrets) {
+        let redactor = crate::logging::LogRedactor::new(&secrets);
         eprintln!("error: {}", redactor.text(&e));
         return ExitCode::from(EXIT_USAGE);
     }
@@ -289,6 +293,12 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
                 return i32::from(EXIT_FAILED);
             }
         };
+        if let Some(addr) = config.observability.metrics_addr
+            && let Err(e) = crate::metrics::start(addr, &config.observability.metrics_token).await
+        {
+            tracing::error!(error = %e, "serve.failed");
+            return i32::from(EXIT_FAILED);
+        }
         match transport {
             Transport::Stdio => crate::stdio::serve(server).await,
             Transport::Http => crate::http::serve(server).await,

@@ -195,7 +195,9 @@ impl std::fmt::Debug for HttpConfig {
 }
 
 /// `[observability]`.
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` output shows whether a metrics token is set, never the token.
+#[derive(Clone)]
 pub struct ObservabilityConfig {
     /// `debug`, `info`, `warning` or `error`.
     pub log_level: String,
@@ -208,6 +210,31 @@ pub struct ObservabilityConfig {
     pub audit_path: Option<PathBuf>,
     /// Largest size of the audit file before it is rotated to `<path>.1`.
     pub audit_max_bytes: u64,
+    /// Where the Prometheus `/metrics` listener binds (None: no listener).
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Bearer token `/metrics` requires; empty = none.
+    pub metrics_token: String,
+}
+
+impl std::fmt::Debug for ObservabilityConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObservabilityConfig")
+            .field("log_level", &self.log_level)
+            .field("log_json", &self.log_json)
+            .field("log_tool_arguments", &self.log_tool_arguments)
+            .field("audit_path", &self.audit_path)
+            .field("audit_max_bytes", &self.audit_max_bytes)
+            .field("metrics_addr", &self.metrics_addr)
+            .field(
+                "metrics_token",
+                &if self.metrics_token.is_empty() {
+                    "(none)"
+                } else {
+                    "[redacted]"
+                },
+            )
+            .finish()
+    }
 }
 
 /// Default `observability.audit_max_bytes` (64 MiB).
@@ -320,6 +347,8 @@ const FIELDS: &[(&str, &str, Kind)] = &[
     ("observability", "log_tool_arguments", Kind::Bool),
     ("observability", "audit_path", Kind::Str),
     ("observability", "audit_max_bytes", Kind::Int),
+    ("observability", "metrics_addr", Kind::Str),
+    ("observability", "metrics_token", Kind::Str),
 ];
 
 /// The environment variable names moat reads, for documentation and `doctor`.
@@ -411,6 +440,8 @@ struct RawObservability {
     log_tool_arguments: Option<bool>,
     audit_path: Option<String>,
     audit_max_bytes: Option<u64>,
+    metrics_addr: Option<String>,
+    metrics_token: Option<String>,
 }
 
 /// Load and validate the configuration for `transport`. `landlock_available`
@@ -1212,7 +1243,25 @@ fn validate(
         }
         Some(p) => Some(PathBuf::from(p)),
     };
+    let metrics_addr = match o.metrics_addr.as_deref().map(str::trim) {
+        None => None,
+        Some(a) => Some(a.parse::<std::net::SocketAddr>().map_err(|_| {
+            ConfigError::Invalid(format!(
+                "observability.metrics_addr {a:?} is not an address: give IP:PORT \
+                 (127.0.0.1:9464, [::1]:9464; port 0 = any free port), or leave it out for no \
+                 metrics listener"
+            ))
+        })?),
+    };
+    let metrics_token = o.metrics_token.unwrap_or_default();
+    if metrics_token.chars().count() > 512 {
+        return Err(ConfigError::Invalid(
+            "observability.metrics_token must be at most 512 characters".into(),
+        ));
+    }
     let observability = ObservabilityConfig {
+        metrics_addr,
+        metrics_token,
         log_level: log_level.to_owned(),
         log_json: o.log_json.unwrap_or(true),
         log_tool_arguments: o.log_tool_arguments.unwrap_or(false),
@@ -1282,6 +1331,30 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
             v.push(format!(
                 "MOAT_HTTP__BEARER_TOKEN is shorter than {MIN_TOKEN_CHARS} characters: generate \
                  one (openssl rand -hex 32) and give it from a secret store"
+            ));
+        }
+    }
+    if let Some(addr) = c.observability.metrics_addr
+        && !addr.ip().is_loopback()
+        && c.observability.metrics_token.is_empty()
+    {
+        v.push(format!(
+            "MOAT_OBSERVABILITY__METRICS_ADDR is {addr}, not a loopback address, and \
+             MOAT_OBSERVABILITY__METRICS_TOKEN is empty: the metrics would be readable by any \
+             caller that reaches it"
+        ));
+    }
+    if c.observability.metrics_addr.is_some() && !c.observability.metrics_token.is_empty() {
+        if is_placeholder_token(&c.observability.metrics_token) {
+            v.push(
+                "MOAT_OBSERVABILITY__METRICS_TOKEN is a placeholder, not a secret: generate one \
+                 (openssl rand -hex 32) and give it from a secret store"
+                    .into(),
+            );
+        } else if c.observability.metrics_token.chars().count() < MIN_TOKEN_CHARS {
+            v.push(format!(
+                "MOAT_OBSERVABILITY__METRICS_TOKEN is shorter than {MIN_TOKEN_CHARS} characters: \
+                 generate one (openssl rand -hex 32) and give it from a secret store"
             ));
         }
     }

@@ -35,6 +35,7 @@ pub mod healthcheck;
 pub mod http;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub use moat_worker::redact;
 pub mod render;
 pub mod scan;

@@ -521,6 +521,8 @@ mod tests {
             log_tool_arguments: false,
             audit_path: None,
             audit_max_bytes: crate::config::AUDIT_MAX_BYTES_DEFAULT,
+            metrics_addr: None,
+            metrics_token: String::new(),
         }
     }
 

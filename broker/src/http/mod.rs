@@ -471,6 +471,9 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
     let gate = match read_gate(req.headers(), req.uri()) {
         Ok(g) => g,
         Err(e) => {
+            if e.header() == "authorization" {
+                crate::metrics::auth_failure("authorization_malformed");
+            }
             tracing::warn!(
                 status = 400u16,
                 header = e.header(),
@@ -506,6 +509,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             origin = gate.origin.unwrap_or(""),
             "http.origin_rejected"
         );
+        crate::metrics::auth_failure("origin_rejected");
         return plain_error(StatusCode::FORBIDDEN, "origin not allowed");
     }
     if !st.policy.host_allowed(gate.host) {
@@ -514,6 +518,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             host = gate.host.unwrap_or(""),
             "http.host_rejected"
         );
+        crate::metrics::auth_failure("host_rejected");
         return plain_error(StatusCode::FORBIDDEN, "host not allowed");
     }
     if let Some(token) = &st.token
@@ -524,6 +529,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         } else {
             "token_missing"
         };
+        crate::metrics::auth_failure(reason);
         let mut r = refused(StatusCode::UNAUTHORIZED, reason, "unauthorised");
         r.headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -205,7 +205,13 @@ impl Server {
                 facts.bytes = e.to_value().as_object().map_or(0, json_out::encoded_len);
             }
             crate::audit::record(&facts, us);
+            crate::metrics::tool_call(&facts);
         }
+        crate::metrics::request(
+            &method,
+            audited.then_some(facts.tool.as_str()),
+            start.elapsed(),
+        );
         match (id, outcome) {
             (None, Ok(_)) => None,
             (None, Err(e)) => {
@@ -243,6 +249,7 @@ impl Server {
         facts.outcome = std::borrow::Cow::Borrowed(outcome);
         facts.bytes = bytes;
         crate::audit::record(&facts, 0);
+        crate::metrics::tool_call(&facts);
     }
 
     /// Who sent a request, for the audit trail: `stdio`, or over HTTP
@@ -526,6 +533,7 @@ impl Server {
         // The place is held until the answer is rendered and measured, so
         // the admission counts every call that still costs memory.
         let ticket = self.admission.try_admit();
+        let in_flight = ticket.as_ref().map(|_| crate::metrics::InFlight::enter());
         let outcome = match &ticket {
             Some(_) => self.executor.run(request.clone(), budget).await,
             None => Err(ToolFailure::Busy {
@@ -612,11 +620,24 @@ impl Server {
             .and_then(|r| r.get("count"))
             .and_then(Value::as_u64)
             .unwrap_or(0);
+        let redaction_rules: Vec<&'static str> = structured
+            .and_then(|s| s.get("redaction"))
+            .and_then(|r| r.get("rules"))
+            .and_then(Value::as_array)
+            .map(|rules| {
+                rules
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(crate::metrics::rule_label)
+                    .collect()
+            })
+            .unwrap_or_default();
         let duration_us = micros(started);
         facts.outcome = std::borrow::Cow::Borrowed(code.unwrap_or("ok"));
         facts.bytes = size;
         facts.redactions = redactions;
         facts.content_level = content_level.to_owned();
+        facts.redaction_rules = redaction_rules;
         if self.config.observability.log_tool_arguments {
             let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
             tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_us, "tool.call");
@@ -636,6 +657,7 @@ impl Server {
         let limit = self.config.server.max_answer_bytes;
         drop(rendering);
         drop(ticket);
+        drop(in_flight);
         if size > limit {
             tracing::warn!(tool = name, size, limit, "tool.answer_too_large");
             let refusal = describe(
@@ -648,6 +670,7 @@ impl Server {
             facts.bytes = json_out::encoded_len(&result);
             facts.redactions = 0;
             facts.content_level = String::new();
+            facts.redaction_rules.clear();
         }
         Ok(Value::Object(result))
     }

@@ -131,6 +131,7 @@ impl Pool {
                         Err(e) => {
                             failures = failures.saturating_add(1);
                             tracing::error!(error = %e, "worker.spawn_failed");
+                            crate::metrics::worker(crate::metrics::WorkerEvent::SpawnFailed);
                             if let Ok(mut le) = pool.last_error.lock() {
                                 *le = Some(e);
                             }
@@ -252,6 +253,7 @@ impl Pool {
             return;
         }
         tracing::debug!(pid = child.id(), "worker.ready");
+        crate::metrics::worker(crate::metrics::WorkerEvent::Started);
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(Worker { child, stream });
         }
@@ -306,6 +308,7 @@ impl Pool {
             }
             Err(_) => {
                 tracing::warn!(budget_ms = budget.as_millis() as u64, "tool.hard_timeout");
+                crate::metrics::worker(crate::metrics::WorkerEvent::TimedOut);
                 let _ = self.discard(worker, "timed out").await;
                 Err(ToolFailure::TimedOut { budget })
             }
@@ -380,8 +383,10 @@ impl Pool {
             // expected: the spawner thread's exit kills every worker still
             // alive (their parent-death signal), idle or finishing a call.
             tracing::debug!(pid, why = described, "worker.stopped");
+            crate::metrics::worker(crate::metrics::WorkerEvent::Stopped);
         } else {
             tracing::warn!(pid, why = described, "worker.replaced");
+            crate::metrics::worker(crate::metrics::WorkerEvent::Replaced);
             self.request_spawn();
         }
         described

@@ -18,6 +18,7 @@ mod injection; // INJ11 onwards end to end: families planted in everyday files, 
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries
 mod list_directory; // order, hidden names, records, walked_by_search
 mod logs; // stderr: JSON lines, credentials in headers/methods/config redacted, bearer token never logged
+mod metrics; // Prometheus /metrics on its own listener: exact counts after a mixed run, bounded labels, token, auth failures by reason, production refuses an open listener
 mod operator_logs; // a mixed run read as an operator: request and JSON-RPC ids pair calls with answers, client names, integer microseconds, one line per refusal, a quiet shutdown
 mod output_schema; // results validate against their outputSchema; redaction on every result
 mod overview; // project_overview: languages, manifests, tests, version control, file cap
