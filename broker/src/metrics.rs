@@ -206,7 +206,7 @@ fn tool_label(name: &str) -> &'static str {
 
 /// A fixed label for an outcome: the broker's codes are static text; any
 /// other is `other`.
-fn outcome_label(outcome: &Cow<'static, str>) -> &'static str {
+fn outcome_label(outcome: Cow<'static, str>) -> &'static str {
     match outcome {
         Cow::Borrowed("") => "other",
         Cow::Borrowed(code) => code,
@@ -217,7 +217,7 @@ fn outcome_label(outcome: &Cow<'static, str>) -> &'static str {
 /// Count one answered (or refused) `tools/call`, from its audit facts.
 pub fn tool_call(facts: &Facts) {
     let m = &*METRICS;
-    let outcome = outcome_label(&facts.outcome);
+    let outcome = outcome_label(facts.outcome.clone());
     m.tool_calls
         .get_or_create(&vec![
             ("tool", tool_label(&facts.tool)),
@@ -417,8 +417,8 @@ mod tests {
     fn labels_come_from_fixed_sets() {
         assert_eq!(tool_label("read_file"), "read_file");
         assert_eq!(tool_label("../etc/passwd"), "unknown");
-        assert_eq!(outcome_label(&Cow::Owned("x".into())), "other");
-        assert_eq!(outcome_label(&Cow::Borrowed("not_found")), "not_found");
+        assert_eq!(outcome_label(Cow::Owned("x".into())), "other");
+        assert_eq!(outcome_label(Cow::Borrowed("not_found")), "not_found");
         assert!(rule_label("no-such-rule").is_none());
         let first = Redactor::rule_names()[0];
         assert_eq!(rule_label(first), Some(first));
