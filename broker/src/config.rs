@@ -1905,6 +1905,52 @@ mod tests {
     }
 
     #[test]
+    fn the_metrics_settings_are_read_checked_and_the_token_never_shown() {
+        let c = load_env(&[]).unwrap();
+        assert_eq!(c.observability.metrics_addr, None);
+        assert!(c.observability.metrics_token.is_empty());
+        let token = "metrics-token-for-a-unit-test-7c1e";
+        let c = load_env(&[
+            ("MOAT_OBSERVABILITY__METRICS_ADDR", "127.0.0.1:0"),
+            ("MOAT_OBSERVABILITY__METRICS_TOKEN", token),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.observability.metrics_addr,
+            Some("127.0.0.1:0".parse().unwrap())
+        );
+        assert!(!format!("{c:?}").contains(token));
+        let (got, _) = load_file("[observability]\nmetrics_addr = \"[::1]:9464\"\n", &[]);
+        assert_eq!(
+            got.unwrap().observability.metrics_addr,
+            Some("[::1]:9464".parse().unwrap())
+        );
+        for bad in ["localhost:9464", "127.0.0.1", ""] {
+            let e = load_env(&[("MOAT_OBSERVABILITY__METRICS_ADDR", bad)])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("observability.metrics_addr"), "{bad}: {e}");
+        }
+        let (got, _) = load_file("[observability]\nmetrics_adr = \"127.0.0.1:0\"\n", &[]);
+        assert!(got.unwrap_err().to_string().contains("metrics_addr"));
+        // Only a non-loopback listener without a token is a violation.
+        let open = load_env(&[("MOAT_OBSERVABILITY__METRICS_ADDR", "0.0.0.0:9464")]).unwrap();
+        assert!(
+            open.violations
+                .iter()
+                .any(|v| v.starts_with("MOAT_OBSERVABILITY__METRICS_ADDR")),
+            "{:?}",
+            open.violations
+        );
+        let local = load_env(&[("MOAT_OBSERVABILITY__METRICS_ADDR", "[::1]:9464")]).unwrap();
+        assert!(
+            !local.violations.iter().any(|v| v.contains("METRICS")),
+            "{:?}",
+            local.violations
+        );
+    }
+
+    #[test]
     fn the_audit_settings_are_read_from_the_file_and_the_environment() {
         let c = load_env(&[]).unwrap();
         assert_eq!(c.observability.audit_path, None);
