@@ -210,7 +210,7 @@ impl Server {
         crate::metrics::request(
             &method,
             audited.then_some(facts.tool.as_str()),
-            start.elapsed(),
+            Duration::from_micros(us),
         );
         match (id, outcome) {
             (None, Ok(_)) => None,
