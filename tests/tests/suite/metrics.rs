@@ -3,7 +3,8 @@
 //! outcome, requests by method, redactions by rule and the operation
 //! duration histogram after a mixed run over stdio; the optional bearer
 //! token; label values that stay a fixed set whatever paths and tool names
-//! clients send; HTTP auth failures by reason; production refusing a
+//! clients send; HTTP auth failures by reason; calls in flight, busy
+//! refusals and worker timeouts over HTTP; production refusing a
 //! non-loopback listener without a token.
 
 use std::collections::BTreeMap;
@@ -444,4 +445,70 @@ fn production_refuses_a_non_loopback_listener_without_a_token() {
     );
     assert_eq!(run.code, Some(2), "{run}");
     assert!(run.stderr.contains("observability.metrics_addr"), "{run}");
+}
+
+#[test]
+fn calls_in_flight_busy_refusals_and_worker_timeouts_are_counted() {
+    let fx = Fixture::new();
+    fx.file("a.txt", "a\n");
+    let opts = Options::new(Mode::Confined)
+        .env("MOAT_HTTP__MAX_IN_FLIGHT", "1")
+        .env("MOAT_SANDBOX__WORKERS", "1")
+        .env("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "3")
+        .env("MOAT_OBSERVABILITY__METRICS_ADDR", "127.0.0.1:0");
+    let s = HttpMoat::start(&fx.root, &opts);
+    let addr = metrics_addr(|| s.stderr());
+    let worker = s.moat.wait_for_ready_workers(1)[0];
+    // A stopped worker holds the only slot until the call's deadline.
+    moat_tests::http::signal(worker, libc::SIGSTOP);
+    let http = s.addr;
+    let slow = std::thread::spawn(move || {
+        Req::mcp(&modern_call(1, "read_file", json!({"path": "a.txt"}))).send(http)
+    });
+    let in_flight = || {
+        get(
+            &samples(&scrape(addr, None).text()),
+            "moat_tool_calls_in_flight",
+            &[],
+        )
+    };
+    assert!(
+        super::util::eventually(Duration::from_secs(10), || in_flight() == 1.0),
+        "the slow call is never in flight"
+    );
+    let r = s.post(&modern_call(2, "read_file", json!({"path": "a.txt"})));
+    assert_eq!(r.status, 503, "{r:?}");
+    let first = slow.join().unwrap().unwrap();
+    assert_eq!(
+        first.json()["result"]["structuredContent"]["error"],
+        "timed_out"
+    );
+    let st = samples(&scrape(addr, None).text());
+    let calls = "moat_tool_calls_total";
+    assert_eq!(
+        get(&st, calls, &[("tool", "read_file"), ("outcome", "busy")]),
+        1.0
+    );
+    assert_eq!(
+        get(
+            &st,
+            calls,
+            &[("tool", "read_file"), ("outcome", "timed_out")]
+        ),
+        1.0
+    );
+    assert_eq!(get(&st, "moat_tool_calls_busy_total", &[]), 1.0);
+    assert_eq!(get(&st, "moat_tool_calls_in_flight", &[]), 0.0);
+    let events = "moat_worker_events_total";
+    assert_eq!(get(&st, events, &[("event", "timed_out")]), 1.0, "{st:?}");
+    assert_eq!(get(&st, events, &[("event", "replaced")]), 1.0, "{st:?}");
+    // The replacement starts: a second `started`.
+    assert!(
+        super::util::eventually(Duration::from_secs(10), || get(
+            &samples(&scrape(addr, None).text()),
+            events,
+            &[("event", "started")]
+        ) >= 2.0),
+        "no replacement worker started"
+    );
 }
