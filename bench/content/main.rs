@@ -152,7 +152,7 @@ fn measure(inputs: &[(&str, String)], runs: usize) {
             // The worker's answer, as the broker receives it (owned).
             let received = output.clone();
             let started = Instant::now();
-            let result = controls.success(Tool::ReadFile, render(&request, received, "proj"));
+            let (result, _) = controls.success(Tool::ReadFile, render(&request, received, "proj"));
             let json = moat_broker::mcp::jsonrpc::encode(&serde_json::Value::Object(result));
             result_times.push(started.elapsed().as_secs_f64());
             std::hint::black_box(json);

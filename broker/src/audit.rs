@@ -45,6 +45,7 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::config::ObservabilityConfig;
+use crate::content::Findings;
 use crate::fence::escape_for_prose;
 use crate::logging::{self, LogRedactor};
 
@@ -75,12 +76,9 @@ pub struct Facts {
     pub outcome: Cow<'static, str>,
     /// Size of the answer as sent.
     pub bytes: u64,
-    /// Redactions in the answer.
-    pub redactions: u64,
-    /// Content assessment level of the answer ("" when it has none).
-    pub content_level: String,
-    /// The redaction rules that fired in the answer (names of this build).
-    pub redaction_rules: Vec<&'static str>,
+    /// What the content controls found in the answer (redactions, rules,
+    /// assessment level).
+    pub findings: Findings,
 }
 
 impl Facts {
@@ -203,8 +201,8 @@ pub fn record(facts: &Facts, duration_us: u64) {
     }
     values.push(("outcome", Value::from(facts.outcome.as_ref())));
     values.push(("bytes", Value::from(facts.bytes)));
-    values.push(("redactions", Value::from(facts.redactions)));
-    values.push(("content_level", Value::from(facts.content_level.as_str())));
+    values.push(("redactions", Value::from(facts.findings.redactions)));
+    values.push(("content_level", Value::from(facts.findings.content_level)));
     values.push(("duration_us", Value::from(duration_us)));
     let timestamp = logging::timestamp();
     let message = Value::from("audit");

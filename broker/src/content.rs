@@ -28,9 +28,22 @@ use crate::error::Refusal;
 use crate::fence::{Nonce, fence};
 use crate::redact::{RedactionReport, Redactor};
 use crate::render::{FenceText, Rendered, number_lines};
-use crate::scan::{Scanner, warning_line};
+use crate::scan::{Level, Scanner, warning_line};
 use crate::tools::Tool;
 use moat_worker::sources::redact_source;
+
+/// What the controls found in one answer, as the logs, the audit trail and
+/// the metrics report it (so no one reads it back out of the result).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Findings {
+    /// The content assessment's level; empty for an answer without
+    /// file-derived content (a refusal, a listing).
+    pub content_level: &'static str,
+    /// Replacements, the worker's included.
+    pub redactions: u64,
+    /// The rules that fired (rules of this build only), sorted.
+    pub rules: Vec<&'static str>,
+}
 
 /// The compiled controls, shared by every call.
 #[derive(Debug)]
@@ -59,7 +72,7 @@ impl Controls {
 
     /// Assemble a successful tool result: `{content, structuredContent, isError: false}`.
     #[must_use]
-    pub fn success(&self, tool: Tool, rendered: Rendered) -> Map<String, Value> {
+    pub fn success(&self, tool: Tool, rendered: Rendered) -> (Map<String, Value>, Findings) {
         let Rendered {
             mut summary,
             mut structured,
@@ -70,6 +83,7 @@ impl Controls {
         } = rendered;
         let mut report = RedactionReport::default();
         let mut fenced = None;
+        let mut content_level = "";
         if let Some(label) = tool.fence_label() {
             let raw = untrusted.unwrap_or_default();
             // Redaction first, then the assessment of what was left: a
@@ -83,14 +97,14 @@ impl Controls {
                     FenceText::Numbered { start, .. } => start.saturating_sub(1),
                     FenceText::Whole | FenceText::PerLine => 0,
                 };
-                let mut a = self
-                    .scanner
-                    .assess_file(&redacted, scan_path.as_deref())
-                    .to_json();
+                let assessed = self.scanner.assess_file(&redacted, scan_path.as_deref());
+                content_level = assessed.level.as_str();
+                let mut a = assessed.to_json();
                 shift_lines(&mut a, offset);
                 a
             } else {
-                json!({"level": "none", "risk": 0.0, "invisible_characters": 0, "signals": []})
+                content_level = Level::None.as_str();
+                json!({"level": content_level, "risk": 0.0, "invisible_characters": 0, "signals": []})
             };
             if let Some(warning) = warning_line(&assessment) {
                 summary.push('\n');
@@ -112,6 +126,7 @@ impl Controls {
             report,
             &worker_redaction,
             false,
+            content_level,
         )
     }
 
@@ -156,7 +171,7 @@ impl Controls {
 
     /// Assemble a refusal: `{content, structuredContent: {error, message, remedy?}, isError: true}`.
     #[must_use]
-    pub fn failure(&self, refusal: &Refusal) -> Map<String, Value> {
+    pub fn failure(&self, refusal: &Refusal) -> (Map<String, Value>, Findings) {
         let text = if refusal.remedy.is_empty() {
             refusal.message.clone()
         } else {
@@ -175,13 +190,19 @@ impl Controls {
             RedactionReport::default(),
             &RedactionCounts::default(),
             true,
+            "",
         )
     }
 
     /// Redact `summary` and `structured` into `report` (which already counts
     /// what redacting the fenced text replaced), attach the report with what
     /// the worker's pass over whole sources replaced added to it, and build
-    /// the result. `fenced` is already redacted and is not read again.
+    /// the result and what was found in it. `fenced` is already redacted and
+    /// is not read again.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the parts of one result, each from a different step of success or failure"
+    )]
     fn assemble(
         &self,
         summary: String,
@@ -190,7 +211,8 @@ impl Controls {
         mut report: RedactionReport,
         worker: &RedactionCounts,
         is_error: bool,
-    ) -> Map<String, Value> {
+        content_level: &'static str,
+    ) -> (Map<String, Value>, Findings) {
         let summary = self
             .redactor
             .redact_str(&summary, &mut report)
@@ -201,23 +223,32 @@ impl Controls {
             .collect();
         let mut structured = Value::Object(structured);
         self.redactor.redact_value(&mut structured, &mut report);
+        let (redactions, rules) = merged_report(&report, worker);
         if let Value::Object(s) = &mut structured {
-            s.insert("redaction".into(), report_json(&report, worker));
+            s.insert(
+                "redaction".into(),
+                json!({"applied": redactions > 0, "count": redactions, "rules": rules}),
+            );
         }
         let mut result = Map::new();
         result.insert("content".into(), Value::Array(content));
         result.insert("structuredContent".into(), structured);
         result.insert("isError".into(), Value::Bool(is_error));
-        result
+        let findings = Findings {
+            content_level,
+            redactions,
+            rules,
+        };
+        (result, findings)
     }
 }
 
-/// `structuredContent.redaction`: the broker's report plus the worker's.
+/// The broker's report plus the worker's: the count and the rules, sorted.
 /// Rule names the worker reports are kept only when they are rules this
 /// build has (a compromised worker cannot put text of its own there).
-fn report_json(report: &RedactionReport, worker: &RedactionCounts) -> Value {
+fn merged_report(report: &RedactionReport, worker: &RedactionCounts) -> (u64, Vec<&'static str>) {
     let known = Redactor::rule_names();
-    let mut rules: Vec<&str> = report.rules();
+    let mut rules: Vec<&'static str> = report.rules();
     rules.extend(
         worker
             .rules
@@ -226,8 +257,7 @@ fn report_json(report: &RedactionReport, worker: &RedactionCounts) -> Value {
     );
     rules.sort_unstable();
     rules.dedup();
-    let count = report.count().saturating_add(worker.count);
-    json!({"applied": count > 0, "count": count, "rules": rules})
+    (report.count().saturating_add(worker.count), rules)
 }
 
 /// Add `offset` to every finding's line number.

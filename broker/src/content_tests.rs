@@ -13,9 +13,9 @@ use moat_protocol::response::{
 };
 use moat_protocol::wire_error::{Missing, WireError};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::Controls;
+use super::{Controls, Findings};
 use crate::error::{ToolFailure, describe};
 use crate::render::render;
 use crate::tools::Tool;
@@ -190,7 +190,20 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
 }
 
 fn success(tool: Tool, (request, output): (Request, ToolOutput)) -> Map<String, Value> {
-    controls().success(tool, render(&request, output, "proj"))
+    agreeing(controls().success(tool, render(&request, output, "proj")))
+}
+
+/// The result, once its findings are checked against what the result itself
+/// says: the same redaction count and rules, the same assessment level.
+fn agreeing((result, findings): (Map<String, Value>, Findings)) -> Map<String, Value> {
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["redaction"]["count"], json!(findings.redactions));
+    assert_eq!(structured["redaction"]["rules"], json!(findings.rules));
+    let level = structured["content_assessment"]["level"]
+        .as_str()
+        .unwrap_or("");
+    assert_eq!(level, findings.content_level);
+    result
 }
 
 /// Every result a credential planted in `text` (file content) and `name` (a
@@ -227,7 +240,7 @@ fn results(text: &str, name: &str, start: u64) -> Vec<(&'static str, Map<String,
             "git_diff",
             success(Tool::GitDiff, git_diff(&format!("+{text}"))),
         ),
-        ("refusal", controls().failure(&refusal)),
+        ("refusal", agreeing(controls().failure(&refusal))),
     ]
 }
 

@@ -4,7 +4,7 @@
 //! Every label value is one of a fixed set known to this build: a tool
 //! name from the registry (any other name is `unknown`), an error code of
 //! the broker's own, a JSON-RPC method this server implements (any other is
-//! `other`), a redaction rule name of [`Redactor::rule_names`], a content
+//! `other`), a redaction rule name of [`crate::redact::Redactor::rule_names`], a content
 //! level, a fixed reason. No path, argument value, client label or
 //! subject ever becomes a label, so what a client sends cannot grow the
 //! number of series.
@@ -37,7 +37,6 @@ use tokio::net::TcpListener;
 
 use crate::audit::Facts;
 use crate::http::auth;
-use crate::redact::Redactor;
 use crate::tools::Tool;
 
 type Labels = Vec<(&'static str, &'static str)>;
@@ -61,9 +60,6 @@ pub const KNOWN_METHODS: &[&str] = &[
     "notifications/initialized",
     "notifications/cancelled",
 ];
-
-/// The content assessment levels counted.
-pub const CONTENT_LEVELS: &[&str] = &["none", "low", "elevated", "high"];
 
 /// Why the HTTP transport refused a request at its gate (the
 /// `moat_http_auth_failures_total` reasons).
@@ -227,21 +223,18 @@ pub fn tool_call(facts: &Facts) {
     if outcome == "busy" {
         m.busy.inc();
     }
-    m.redactions.inc_by(facts.redactions);
-    for rule in &facts.redaction_rules {
+    let findings = &facts.findings;
+    m.redactions.inc_by(findings.redactions);
+    for rule in &findings.rules {
         m.redacted_answers
             .get_or_create(&vec![("rule", *rule)])
             .inc();
     }
-    if let Some(level) = CONTENT_LEVELS.iter().find(|l| **l == facts.content_level) {
-        m.content.get_or_create(&vec![("level", *level)]).inc();
+    if !findings.content_level.is_empty() {
+        m.content
+            .get_or_create(&vec![("level", findings.content_level)])
+            .inc();
     }
-}
-
-/// A rule name of this build for `name`, if it is one.
-#[must_use]
-pub fn rule_label(name: &str) -> Option<&'static str> {
-    Redactor::rule_names().iter().find(|r| **r == name).copied()
 }
 
 /// Count one JSON-RPC message handled and how long it took; `tool` is the
@@ -419,9 +412,6 @@ mod tests {
         assert_eq!(tool_label("../etc/passwd"), "unknown");
         assert_eq!(outcome_label(Cow::Owned("x".into())), "other");
         assert_eq!(outcome_label(Cow::Borrowed("not_found")), "not_found");
-        assert!(rule_label("no-such-rule").is_none());
-        let first = Redactor::rule_names()[0];
-        assert_eq!(rule_label(first), Some(first));
     }
 
     #[test]

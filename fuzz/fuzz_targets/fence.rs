@@ -109,7 +109,7 @@ fuzz_target!(|input: Input| {
         fence_text,
         worker_redaction: Default::default(),
     };
-    let result = controls.success(tool, rendered);
+    let (result, _) = controls.success(tool, rendered);
 
     let fenced = result["content"][1]["text"]
         .as_str()

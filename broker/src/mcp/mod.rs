@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
-use crate::content::Controls;
+use crate::content::{Controls, Findings};
 use crate::error::{ToolFailure, describe};
 use crate::render::{self, render};
 use crate::supervisor::Executor;
@@ -517,9 +517,11 @@ impl Server {
                 (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
                 _ => None,
             };
-            let result = complete(self.controls.failure(&refusal), meta);
+            let (result, findings) = self.controls.failure(&refusal);
+            let result = complete(result, meta);
             facts.outcome = std::borrow::Cow::Borrowed(refusal.code);
             facts.bytes = json_out::encoded_len(&result);
+            facts.findings = findings;
             return Ok(Value::Object(result));
         }
         let args_map = args.as_object().cloned().unwrap_or_default();
@@ -547,12 +549,12 @@ impl Server {
             (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
             _ => None,
         };
-        let finish = |result: Map<String, Value>, meta: Option<Value>| {
+        let finish = |(result, findings): (Map<String, Value>, Findings), meta: Option<Value>| {
             let result = complete(result, meta);
             let size = json_out::encoded_len(&result);
-            (result, size)
+            (result, size, findings)
         };
-        let ((mut result, size), code) = match outcome {
+        let ((mut result, size, findings), code) = match outcome {
             Ok(Ok(out)) => {
                 // Rendering, redaction, scanning and measuring a large answer
                 // are CPU work: off the runtime's threads, in one hand-off,
@@ -609,35 +611,12 @@ impl Server {
         };
         // What an operator alerts on: the injection level of the content
         // returned ("" for a tool that returns none) and how much was redacted.
-        let structured = result.get("structuredContent");
-        let content_level = structured
-            .and_then(|s| s.get("content_assessment"))
-            .and_then(|a| a.get("level"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let redactions = structured
-            .and_then(|s| s.get("redaction"))
-            .and_then(|r| r.get("count"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let redaction_rules: Vec<&'static str> = structured
-            .and_then(|s| s.get("redaction"))
-            .and_then(|r| r.get("rules"))
-            .and_then(Value::as_array)
-            .map(|rules| {
-                rules
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(crate::metrics::rule_label)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let content_level = findings.content_level;
+        let redactions = findings.redactions;
         let duration_us = micros(started);
         facts.outcome = std::borrow::Cow::Borrowed(code.unwrap_or("ok"));
         facts.bytes = size;
-        facts.redactions = redactions;
-        facts.content_level = content_level.to_owned();
-        facts.redaction_rules = redaction_rules;
+        facts.findings = findings;
         if self.config.observability.log_tool_arguments {
             let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
             tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_us, "tool.call");
@@ -665,12 +644,11 @@ impl Server {
                 path_arg,
                 &self.root_name,
             );
-            result = complete(self.controls.failure(&refusal), modern_meta);
+            let (refused, findings) = self.controls.failure(&refusal);
+            result = complete(refused, modern_meta);
             facts.outcome = std::borrow::Cow::Borrowed(refusal.code);
             facts.bytes = json_out::encoded_len(&result);
-            facts.redactions = 0;
-            facts.content_level = String::new();
-            facts.redaction_rules.clear();
+            facts.findings = findings;
         }
         Ok(Value::Object(result))
     }
