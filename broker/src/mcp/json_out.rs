@@ -26,13 +26,12 @@ fn attention(w: u64) -> u64 {
         | has_zero(w ^ (LO * 0xE2))
 }
 
-/// Append `s` as a JSON string literal.
-pub fn write_str(s: &str, out: &mut Vec<u8>) {
+/// Calls `f(at, len, escape)` for each place in `b` that is written escaped,
+/// in order: the `len` bytes at `at` are written as `escape`. Everything
+/// between is written as it is.
+#[inline]
+fn escapes(b: &[u8], mut f: impl FnMut(usize, usize, &[u8])) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let b = s.as_bytes();
-    out.reserve(b.len() + 2);
-    out.push(b'"');
-    let mut run = 0;
     let mut i = 0;
     loop {
         while i + 8 <= b.len() {
@@ -69,11 +68,22 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
                 continue;
             }
         };
-        out.extend_from_slice(&b[run..i]);
-        out.extend_from_slice(escape);
+        f(i, len, escape);
         i += len;
-        run = i;
     }
+}
+
+/// Append `s` as a JSON string literal.
+pub fn write_str(s: &str, out: &mut Vec<u8>) {
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    escapes(b, |at, len, escape| {
+        out.extend_from_slice(&b[run..at]);
+        out.extend_from_slice(escape);
+        run = at + len;
+    });
     out.extend_from_slice(&b[run..]);
     out.push(b'"');
 }
@@ -132,8 +142,7 @@ fn object_len(members: &serde_json::Map<String, Value>) -> u64 {
 }
 
 /// The length in bytes of `v` as [`write_value`] writes it.
-#[must_use]
-pub fn value_len(v: &Value) -> u64 {
+fn value_len(v: &Value) -> u64 {
     match v {
         Value::Null | Value::Bool(true) => 4,
         Value::Bool(false) => 5,
@@ -151,35 +160,12 @@ pub fn value_len(v: &Value) -> u64 {
     }
 }
 
-/// The length of `s` as [`write_str`] writes it, found the same way: eight
-/// bytes at a time, each byte that needs attention counted by its escape.
+/// The length of `s` as [`write_str`] writes it.
 fn str_len(s: &str) -> u64 {
-    let b = s.as_bytes();
-    let mut len = b.len() as u64 + 2;
-    let mut i = 0;
-    loop {
-        while i + 8 <= b.len() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&b[i..i + 8]);
-            let flagged = attention(u64::from_le_bytes(word));
-            if flagged != 0 {
-                i += (flagged.trailing_zeros() / 8) as usize;
-                break;
-            }
-            i += 8;
-        }
-        let Some(&c) = b.get(i) else { break };
-        len += match c {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 1,
-            0x00..=0x1F => 5,
-            0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
-                i += 2;
-                3
-            }
-            _ => 0,
-        };
-        i += 1;
-    }
+    let mut len = s.len() as u64 + 2;
+    escapes(s.as_bytes(), |_, replaced, escape| {
+        len += (escape.len() - replaced) as u64;
+    });
     len
 }
 
