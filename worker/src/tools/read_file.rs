@@ -9,6 +9,7 @@
 //! would disagree with editors, git and ripgrep about line numbers). An empty
 //! file has zero lines and reads fine.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 use moat_protocol::request::ReadFileArgs;
@@ -96,10 +97,15 @@ pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError>
         (join_lines(&raw, &raw_lines), RedactionCounts::default())
     } else {
         let mut report = RedactionReport::default();
-        let text = sources::redact_source(ws.redactor(), &raw, &mut report);
-        let lines = split_lines(&text);
-        let selected = lines.get(range).unwrap_or_default();
-        (join_lines(&text, selected), sources::counts(&report))
+        let text = match sources::redact_source(ws.redactor(), &raw, &mut report) {
+            // Nothing replaced: the lines already split are the answer's.
+            Cow::Borrowed(_) => join_lines(&raw, raw_lines.get(range).unwrap_or_default()),
+            Cow::Owned(redacted) => {
+                let lines = split_lines(&redacted);
+                join_lines(&redacted, lines.get(range).unwrap_or_default())
+            }
+        };
+        (text, sources::counts(&report))
     };
     Ok(ToolOutput::ReadFile(ReadFileOutput {
         path: path.display().to_owned(),
