@@ -168,19 +168,21 @@ pub struct HttpConfig {
     pub max_queued_bytes: u64,
 }
 
+/// How a token appears in `Debug` output: whether one is set, never itself.
+fn secret_shown(token: &str) -> &'static str {
+    if token.is_empty() {
+        "(none)"
+    } else {
+        "[redacted]"
+    }
+}
+
 impl std::fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpConfig")
             .field("host", &self.host)
             .field("port", &self.port)
-            .field(
-                "bearer_token",
-                &if self.bearer_token.is_empty() {
-                    "(none)"
-                } else {
-                    "[redacted]"
-                },
-            )
+            .field("bearer_token", &secret_shown(&self.bearer_token))
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("max_request_bytes", &self.max_request_bytes)
@@ -225,14 +227,7 @@ impl std::fmt::Debug for ObservabilityConfig {
             .field("audit_path", &self.audit_path)
             .field("audit_max_bytes", &self.audit_max_bytes)
             .field("metrics_addr", &self.metrics_addr)
-            .field(
-                "metrics_token",
-                &if self.metrics_token.is_empty() {
-                    "(none)"
-                } else {
-                    "[redacted]"
-                },
-            )
+            .field("metrics_token", &secret_shown(&self.metrics_token))
             .finish()
     }
 }
