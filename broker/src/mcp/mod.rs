@@ -554,14 +554,13 @@ impl Server {
             let size = json_out::encoded_len(&result);
             (result, size, findings)
         };
-        let ((mut result, size, findings), code) = match outcome {
+        let answered = match outcome {
             Ok(Ok(out)) => {
                 // Rendering, redaction, scanning and measuring a large answer
                 // are CPU work: off the runtime's threads, in one hand-off,
                 // so that the transports keep answering control messages
-                // meanwhile.
-                // A small answer is rendered here: handing it to a thread
-                // and back costs more than the work itself.
+                // meanwhile. A small answer is rendered here: handing it to
+                // a thread and back costs more than the work itself.
                 let rendered = if render::work_estimate(&out) <= INLINE_WORK_BYTES {
                     Ok(finish(
                         self.controls
@@ -578,34 +577,20 @@ impl Server {
                     })
                     .await
                 };
-                match rendered {
-                    Ok(r) => (r, None),
-                    Err(_) => {
-                        let failure = ToolFailure::WorkerFailed {
-                            why: "could not have its answer rendered",
-                        };
-                        let refusal = describe(&failure, path_arg, &self.root_name);
-                        (
-                            finish(self.controls.failure(&refusal), modern_meta.clone()),
-                            Some(refusal.code),
-                        )
-                    }
-                }
+                rendered.map_err(|_| ToolFailure::WorkerFailed {
+                    why: "could not have its answer rendered",
+                })
             }
-            Ok(Err(wire)) => {
-                let refusal = describe(&ToolFailure::Wire(wire), path_arg, &self.root_name);
-                let code = refusal.code;
-                (
-                    finish(self.controls.failure(&refusal), modern_meta.clone()),
-                    Some(code),
-                )
-            }
+            Ok(Err(wire)) => Err(ToolFailure::Wire(wire)),
+            Err(failure) => Err(failure),
+        };
+        let ((mut result, size, findings), code) = match answered {
+            Ok(answer) => (answer, None),
             Err(failure) => {
                 let refusal = describe(&failure, path_arg, &self.root_name);
-                let code = refusal.code;
                 (
                     finish(self.controls.failure(&refusal), modern_meta.clone()),
-                    Some(code),
+                    Some(refusal.code),
                 )
             }
         };
