@@ -66,6 +66,9 @@ enum Command {
         /// Check the configuration for this transport.
         #[arg(long, value_enum, ignore_case = true, default_value_t = TransportArg::Stdio)]
         transport: TransportArg,
+        /// Print the report as one JSON object (`checks`, `warnings`, `ready`, `status`).
+        #[arg(long)]
+        json: bool,
     },
     /// List the tools and their arguments.
     Tools {
@@ -91,6 +94,12 @@ enum Command {
         /// Print the whole JSON-RPC response.
         #[arg(long)]
         json: bool,
+    },
+    /// Print a shell completion script, e.g. `moat completions bash > /etc/bash_completion.d/moat`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum, ignore_case = true)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -142,7 +151,8 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { transport } => serve(&sources, transport.into()),
-        Command::Doctor { transport } => crate::doctor::run(&sources, transport.into()),
+        Command::Doctor { transport, json } => crate::doctor::run(&sources, transport.into(), json),
+        Command::Completions { shell } => completions(shell),
         Command::Tools { json } => tools(json),
         Command::Healthcheck { ready } => crate::healthcheck::run(&sources, ready),
         Command::Call { tool, args, json } => call(&sources, &tool, &args, json),
@@ -312,20 +322,25 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
 pub fn print_stdout(text: &str) {
     #[allow(
         clippy::disallowed_methods,
-        reason = "CLI output of doctor/tools/call, not `serve`"
+        reason = "CLI output of doctor/tools/call/completions, not `serve`"
     )]
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
 }
 
 fn out(text: &str) {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "CLI output of `tools`/`call`, not `serve`"
-    )]
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.write_all(b"\n");
+    print_stdout(text);
+    print_stdout("\n");
+}
+
+/// A completion script for `shell`, generated from the same definition as
+/// `--help`, on stdout.
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "moat", &mut script);
+    print_stdout(&String::from_utf8_lossy(&script));
+    ExitCode::SUCCESS
 }
 
 fn tools(as_json: bool) -> ExitCode {

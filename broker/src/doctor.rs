@@ -4,8 +4,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::config::{self, Environment, SandboxMode, Sources, Transport};
+use crate::config::{self, SandboxMode, Sources, Transport};
 use crate::mcp::meta;
+use serde_json::{Value, json};
 
 /// Whether the kernel offers Landlock.
 #[must_use]
@@ -13,12 +14,40 @@ pub fn landlock_available() -> bool {
     moat_worker::sandbox::landlock_abi() > 0
 }
 
-fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
-    out.push_str(&format!("{label:<19}{value}\n"));
+/// The report's checks in order: a label and its value (text, number or
+/// flag), printed as aligned lines or, with `--json`, as one object whose keys
+/// are the labels with `_` for blanks.
+#[derive(Default)]
+struct Report(Vec<(&'static str, Value)>);
+
+fn line(out: &mut Report, label: &'static str, value: impl Into<Value>) {
+    out.0.push((label, value.into()));
+}
+
+impl Report {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for (label, value) in &self.0 {
+            match value {
+                Value::String(s) => out.push_str(&format!("{label:<19}{s}\n")),
+                v => out.push_str(&format!("{label:<19}{v}\n")),
+            }
+        }
+        out
+    }
+
+    fn json(&self) -> Value {
+        Value::Object(
+            self.0
+                .iter()
+                .map(|(label, value)| (label.replace(' ', "_"), value.clone()))
+                .collect(),
+        )
+    }
 }
 
 /// Run the checks and print the report on stdout.
-pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
+pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
     let config = match config::load(sources, transport, landlock_available()) {
         Ok(c) => Arc::new(c),
         Err(e @ config::ConfigError::Workspace(_)) => {
@@ -36,7 +65,7 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
             return ExitCode::from(crate::cli::EXIT_FAILED_U8);
         }
     };
-    let mut out = String::new();
+    let mut out = Report::default();
     line(&mut out, "environment", config.environment.as_str());
     line(
         &mut out,
@@ -47,7 +76,11 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
             meta::LEGACY_VERSIONS.join(", ")
         ),
     );
-    line(&mut out, "workspace", config.sandbox.workspace.display());
+    line(
+        &mut out,
+        "workspace",
+        config.sandbox.workspace.display().to_string(),
+    );
     let registry = crate::tools::Registry::new();
     if let Ok(r) = &registry {
         let names: Vec<&str> = r
@@ -156,21 +189,35 @@ pub fn run(sources: &Sources, transport: Transport) -> ExitCode {
     if moat_worker::USERLAND_CHECKS_DISABLED {
         warnings.push("TEST BUILD: userland containment checks are disabled (dangerous-disable-userland-checks)".into());
     }
-    if !warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in &warnings {
-            out.push_str(&format!("  - {w}\n"));
-        }
-    }
-    if failed {
-        out.push_str("\nnot ready\n");
+    let status = if failed {
+        "not ready"
     } else if warnings.is_empty() {
-        out.push_str("\nready\n");
+        "ready"
     } else {
-        out.push_str("\nready, with warnings\n");
+        "ready, with warnings"
+    };
+    if as_json {
+        let report = json!({
+            "checks": out.json(),
+            "warnings": warnings,
+            "ready": !failed,
+            "status": status,
+        });
+        crate::cli::print_stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ));
+    } else {
+        let mut text = out.text();
+        if !warnings.is_empty() {
+            text.push_str("\nwarnings:\n");
+            for w in &warnings {
+                text.push_str(&format!("  - {w}\n"));
+            }
+        }
+        text.push_str(&format!("\n{status}\n"));
+        crate::cli::print_stdout(&text);
     }
-    let _ = config.environment == Environment::Production;
-    crate::cli::print_stdout(&out);
     if failed {
         ExitCode::from(crate::cli::EXIT_FAILED_U8)
     } else {

@@ -54,7 +54,7 @@ fn version_prints_the_name_and_version() {
 fn help_mentions_every_subcommand_and_usage_errors_exit_2() {
     let run = run_moat(["--help"], &[]);
     assert_eq!(run.code, Some(0), "{run}");
-    for sub in ["serve", "doctor", "tools", "call"] {
+    for sub in ["serve", "doctor", "tools", "call", "completions"] {
         assert!(run.stdout.contains(sub), "--help lacks {sub}: {run}");
     }
     assert!(
@@ -116,6 +116,87 @@ fn doctor_prints_the_report_lines() {
         !run.stdout.contains("tok-3e9a"),
         "the token is never printed"
     );
+}
+
+#[test]
+fn doctor_json_is_one_object_with_the_same_checks_as_the_text() {
+    let fx = fixture();
+    let text = moat(&fx, &["doctor"], &[]);
+    let run = moat(&fx, &["doctor", "--json"], &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
+    assert_eq!(report["ready"], true, "{run}");
+    assert_eq!(report["status"], "ready", "{run}");
+    assert_eq!(report["warnings"], json!([]), "{run}");
+    let checks = report["checks"].as_object().expect("checks is an object");
+    let lines = labelled(&text.stdout);
+    assert_eq!(checks.len(), lines.len(), "one key per line: {run}\n{text}");
+    for (label, shown) in &lines {
+        let value = &checks[&label.replace(' ', "_")];
+        let as_text = value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned);
+        assert_eq!(&as_text, shown, "{label}: {run}");
+    }
+    // Numbers and flags keep their types for a script reading them.
+    assert_eq!(checks["max_file_bytes"], 1_048_576, "{run}");
+    assert_eq!(checks["redact_secrets"], true, "{run}");
+
+    let run = moat(
+        &fx,
+        &["doctor", "--json"],
+        &[("MOAT_SANDBOX__MODE", "in-process")],
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
+    assert_eq!(report["status"], "ready, with warnings", "{run}");
+    assert!(
+        report["warnings"].as_array().is_some_and(|w| !w.is_empty()),
+        "{run}"
+    );
+}
+
+#[test]
+fn completions_are_printed_for_every_shell_and_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let run = run_moat(["completions", shell], &[]);
+        assert_eq!(run.code, Some(0), "{shell}: {run}");
+        for word in [
+            "serve",
+            "doctor",
+            "tools",
+            "call",
+            "completions",
+            "workspace",
+        ] {
+            assert!(run.stdout.contains(word), "{shell} lacks {word}: {run}");
+        }
+    }
+    // The bash script is valid bash and registers a completion for moat.
+    let run = run_moat(["completions", "bash"], &[]);
+    let check = std::process::Command::new("bash")
+        .args(["-c", "source /dev/stdin && complete -p moat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .expect("piped stdin")
+                .write_all(run.stdout.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("bash runs");
+    assert!(check.status.success(), "{run}");
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("moat"),
+        "{:?}",
+        check
+    );
+    let run = run_moat(["completions", "tcsh-9"], &[]);
+    assert_eq!(run.code, Some(2), "{run}");
+    assert!(run.stdout.is_empty(), "{run}");
 }
 
 #[test]
