@@ -118,14 +118,14 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
         ToolFailure::AnswerTooLarge { size, limit } => r(
             "answer_too_large",
             format!(
-                "the answer would be {size} bytes as sent, over this server's {limit}-byte answer limit (server.max_answer_bytes)."
+                "the answer would be {size} bytes as sent, over the {limit}-byte limit for one answer."
             ),
             "Ask for less: a line range with read_file, a narrower path or file_glob, or fewer results.".into(),
         ),
         ToolFailure::Unavailable => r(
             "worker_failed",
             "no sandboxed worker could be started to handle this call.".into(),
-            "Run `moat doctor` on the server host to see why.".into(),
+            "Retry in a while; if it keeps failing, tell the user that the server cannot start its sandbox.".into(),
         ),
         ToolFailure::Wire(w) => {
             let code = w.code();
@@ -145,15 +145,15 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                 WireError::DeniedPath(d) => match d {
                     Denial::Name(n) => (
                         format!("{p} is refused: '{n}' is on the list of files this server never reads."),
-                        "Credential and key files are never readable through this server.".into(),
+                        "This server never reads it under any name; carry on without it.".into(),
                     ),
                     Denial::Directory(n) => (
                         format!("{p} is refused: '{n}' is a directory this server never reads from."),
-                        "Credential and key files are never readable through this server.".into(),
+                        "This server never reads it under any name; carry on without it.".into(),
                     ),
                     Denial::Pattern(n) => (
                         format!("{p} is refused: it matches '{n}', which this server never reads."),
-                        "Credential and key files are never readable through this server.".into(),
+                        "This server never reads it under any name; carry on without it.".into(),
                     ),
                     Denial::Symlink => (
                         format!("{p} goes through a symbolic link, which this server does not follow."),
@@ -296,7 +296,7 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                     format!(
                         "{p} has {links} hard links; it may be another name for a file outside the workspace, so it is refused."
                     ),
-                    "Set sandbox.allow_hard_links only if everyone who can write the workspace is trusted.".into(),
+                    "It cannot be read through this server under any of its names; carry on without it.".into(),
                 ),
             };
             Refusal {

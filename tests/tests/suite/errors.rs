@@ -409,3 +409,46 @@ fn ids_are_echoed_exactly() {
         }
     }
 }
+
+/// Refusals are read by the model, which cannot change the server's
+/// settings: they say what it can do next and never name an operator
+/// setting, an environment variable or a command to run on the host.
+#[test]
+fn refusals_tell_the_model_what_to_do_next_not_the_operator() {
+    let fx = Fixture::new();
+    fx.file("README.md", "fine\n");
+    fx.file("notes.md", "kept back by the operator\n");
+    fx.file(".env", "X=1\n");
+    fx.hardlink("linked.txt", &fx.outside.join("secret.txt"));
+    let settings = [
+        "sandbox.",
+        "server.",
+        "security.",
+        "http.",
+        "observability.",
+        "allow_hard_links",
+        "deny_extra",
+    ];
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__DENY_EXTRA", "notes.md");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        for (path, code) in [
+            ("linked.txt", "hard_link"),
+            ("notes.md", "denied_path"),
+            (".env", "denied_path"),
+        ] {
+            let (got, r) = super::util::call_err(&mut m, "read_file", json!({"path": path}));
+            assert_eq!(got, code, "{mode:?} {path}: {r}");
+            let t = moat_tests::text(&r, 0);
+            for name in settings {
+                assert!(!t.contains(name), "{mode:?} {path} names {name}: {t}");
+            }
+            assert!(!t.contains("MOAT_") && !t.contains("moat doctor"), "{t}");
+            assert!(t.contains("carry on without it"), "{mode:?} {path}: {t}");
+            // An operator's own entry is not described as a credential file.
+            if path == "notes.md" {
+                assert!(!t.to_lowercase().contains("credential"), "{t}");
+            }
+        }
+    }
+}
