@@ -184,7 +184,11 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                 WireError::TooLarge(t) => match t {
                     TooLarge::File { size, limit } => (
                         format!("{p} is {size} bytes, over the {limit}-byte limit."),
-                        "Use search_code to find the part you need; the whole file is never loaded.".into(),
+                        "Read it in parts with read_file's start_line and end_line.".into(),
+                    ),
+                    TooLarge::Line { line, size, limit } => (
+                        format!("line {line} of {p} is {size} bytes, more than one answer may hold ({limit} bytes)."),
+                        "Read the lines before or after it with start_line and end_line.".into(),
                     ),
                     TooLarge::Grew { limit } => (
                         format!("{p} grew past the {limit}-byte limit while being read."),

@@ -215,7 +215,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     o.size_bytes
                 )
             } else {
-                format!(
+                let mut s = format!(
                     "{}: lines {}-{} of {}{}, {} bytes.",
                     show_name(&o.path),
                     o.start_line,
@@ -223,14 +223,25 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     o.total_lines,
                     if o.truncated { " (truncated)" } else { "" },
                     o.size_bytes
-                )
+                );
+                if o.truncated {
+                    s.push_str(&format!(
+                        " More: read_file with start_line={}.",
+                        o.end_line + 1
+                    ));
+                }
+                s
             };
+            let mut structured = obj(json!({
+                "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
+                "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
+            }));
+            if o.truncated {
+                structured.insert("next_start_line".into(), json!(o.end_line + 1));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
-                    "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
-                })),
+                structured,
                 untrusted: Some(o.text),
                 fence_text: FenceText::Numbered {
                     start: o.start_line,

@@ -144,6 +144,15 @@ pub enum TooLarge {
         /// The cap.
         limit: u64,
     },
+    /// One requested line of a file is longer than one answer may hold.
+    Line {
+        /// Its line number.
+        line: u64,
+        /// Its length in bytes.
+        size: u64,
+        /// The cap on one answer.
+        limit: u64,
+    },
 }
 
 /// Why a pattern was refused.

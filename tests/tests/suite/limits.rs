@@ -78,27 +78,159 @@ fn the_line_cap_follows_max_request_bytes() {
     assert!(r["result"]["tools"].is_array(), "{r}");
 }
 
+/// Lines of `answer` without their numbers.
+fn shown_lines(answer: &Value) -> Vec<String> {
+    super::util::fenced_body(answer)
+        .lines()
+        .map(|l| {
+            let l = l.trim_start();
+            l.split_once("  ").map_or(l, |(_, t)| t).to_owned()
+        })
+        .collect()
+}
+
 #[test]
-fn max_file_bytes_refuses_bigger_files() {
+fn max_file_bytes_bounds_an_answer_not_which_files_can_be_read() {
     let fx = Fixture::new();
-    fx.file("big.txt", "x".repeat(2000));
+    // 3,000 numbered lines (~39 KB) with every line ending: \n, \r\n and a
+    // lone \r, so the streamed reader must agree with the whole-file one.
+    let mut body = String::new();
+    for i in 1..=3000 {
+        body.push_str(&format!("row {i:05}"));
+        body.push_str(match i % 3 {
+            0 => "\r\n",
+            1 => "\n",
+            _ => "\r",
+        });
+    }
+    fx.file("big.txt", &body);
+    fx.file("one-line.txt", "x".repeat(2000));
     fx.file("exact.txt", "y".repeat(1024));
     for mode in Mode::BOTH {
+        let whole = Options::new(mode).env("MOAT_SANDBOX__MAX_FILE_BYTES", "1048576");
+        let mut m = Moat::connect(&fx.root, &whole, Era::Modern);
+        let expected = shown_lines(&call_ok(&mut m, "read_file", json!({"path": "big.txt"})));
+        assert_eq!(expected.len(), 3000);
+        drop(m);
+
         let o = Options::new(mode).env("MOAT_SANDBOX__MAX_FILE_BYTES", "1024");
         let mut m = Moat::connect(&fx.root, &o, Era::Modern);
-        let (code, r) = call_err(&mut m, "read_file", json!({"path": "big.txt"}));
-        assert_eq!(code, "too_large", "{r}");
-        assert!(text(&r, 0).contains("1024-byte limit"), "{r}");
-        assert!(text(&r, 0).contains("2000 bytes"), "{r}");
-        // A range does not get around the cap.
-        let (code, _) = call_err(
+        // A range of a file over the limit is answered exactly.
+        let r = call_ok(
             &mut m,
             "read_file",
-            json!({"path": "big.txt", "start_line": 1, "end_line": 1}),
+            json!({"path": "big.txt", "start_line": 100, "end_line": 103}),
         );
-        assert_eq!(code, "too_large");
+        let s = &r["structuredContent"];
+        assert_eq!(s["total_lines"], 3000, "{mode:?}: {r}");
+        assert_eq!(s["size_bytes"], body.len(), "{r}");
+        assert_eq!(shown_lines(&r), expected[99..103], "{r}");
+        assert!(text(&r, 1).contains("100  row 00100"), "{r}");
+
+        // The whole file comes in answers of at most the limit, each saying
+        // where to go on; following them gives every line exactly once.
+        let mut seen = Vec::new();
+        let mut next = Some(1u64);
+        let mut answers = 0;
+        while let Some(start) = next {
+            let r = call_ok(
+                &mut m,
+                "read_file",
+                json!({"path": "big.txt", "start_line": start}),
+            );
+            let s = &r["structuredContent"];
+            let lines = shown_lines(&r);
+            assert!(
+                !lines.is_empty() && lines.iter().map(|l| l.len() + 1).sum::<usize>() <= 1024,
+                "{r}"
+            );
+            assert_eq!(s["start_line"], start, "{r}");
+            seen.extend(lines);
+            next = s["next_start_line"].as_u64();
+            if let Some(n) = next {
+                assert_eq!(s["truncated"], true, "{r}");
+                assert_eq!(s["end_line"].as_u64(), Some(n - 1), "{r}");
+                assert!(
+                    text(&r, 0).contains(&format!("More: read_file with start_line={n}.")),
+                    "{r}"
+                );
+            } else {
+                assert_eq!(s["end_line"], 3000, "{r}");
+                assert!(!text(&r, 0).contains("More:"), "{r}");
+            }
+            answers += 1;
+            assert!(answers < 200, "paging does not end");
+        }
+        assert_eq!(seen, expected, "{mode:?}");
+
+        // A line longer than one answer may hold is refused, naming the line.
+        let (code, r) = call_err(&mut m, "read_file", json!({"path": "one-line.txt"}));
+        assert_eq!(code, "too_large", "{r}");
+        assert!(text(&r, 0).contains("line 1 of"), "{r}");
+        assert!(text(&r, 0).contains("2000 bytes"), "{r}");
+        let (code, r) = call_err(
+            &mut m,
+            "read_file",
+            json!({"path": "big.txt", "start_line": 3001}),
+        );
+        assert_eq!(code, "unsupported", "{r}");
+        assert!(text(&r, 0).contains("3000 line(s)"), "{r}");
         let r = call_ok(&mut m, "read_file", json!({"path": "exact.txt"}));
         assert_eq!(r["structuredContent"]["size_bytes"], 1024, "{r}");
+    }
+}
+
+/// A file over `max_file_bytes` is redacted on the window around the lines
+/// asked for: a value on the line after its key, and a line deep inside a
+/// private-key block whose BEGIN line is far before the window.
+#[test]
+fn a_streamed_range_is_redacted_with_its_context() {
+    let fx = Fixture::new();
+    let k = "PRIVATE KEY";
+    let filler: String = (0..4000).map(|i| format!("# filler line {i}\n")).collect();
+    let key_lines: Vec<String> = (0..3000)
+        .map(|i| format!("MIIEpAIBAAKCAQEA{i:04}q7BFUpkGp3x9ZLm2Nb4Vc6Xw8"))
+        .collect();
+    let body = format!(
+        "{filler}password:\n  Zq8wLk2mPx7nRt4vYb3cD9hJ\n{filler}-----BEGIN RSA {k}-----\n{}\n-----END RSA {k}-----\n{filler}",
+        key_lines.join("\n")
+    );
+    fx.file("dump.txt", &body);
+    let line_of = |needle: &str| body.lines().position(|l| l.contains(needle)).map(|i| i + 1);
+    let value = line_of("Zq8wLk2m").expect("value line");
+    let deep = line_of("MIIEpAIBAAKCAQEA2500").expect("deep key line");
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_FILE_BYTES", "4096");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "dump.txt", "start_line": value, "end_line": value}),
+        );
+        assert!(
+            !r.to_string().contains("Zq8wLk2mPx7nRt4vYb3cD9hJ"),
+            "{mode:?}: {r}"
+        );
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "dump.txt", "start_line": deep, "end_line": deep + 2}),
+        );
+        assert!(
+            !r.to_string().contains("q7BFUpkGp3x9ZLm2Nb4Vc6Xw8"),
+            "{mode:?}: {r}"
+        );
+        assert!(
+            r["structuredContent"]["redaction"]["count"].as_u64() > Some(0),
+            "{r}"
+        );
+        // Filler around them is shown as it is.
+        let r = call_ok(
+            &mut m,
+            "read_file",
+            json!({"path": "dump.txt", "start_line": 10, "end_line": 10}),
+        );
+        assert_eq!(shown_lines(&r), ["# filler line 9"], "{r}");
     }
 }
 

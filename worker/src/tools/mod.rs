@@ -13,6 +13,7 @@ pub mod git_log;
 pub mod list_dir;
 pub mod overview;
 pub mod read_file;
+mod read_large;
 pub mod search;
 pub mod symbols;
 
@@ -21,7 +22,7 @@ pub mod symbols;
 pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
     let deadline = Deadline::after(budget);
     let result = match request {
-        Request::ReadFile(a) => read_file::run(ws, a),
+        Request::ReadFile(a) => read_file::run(ws, a, &deadline),
         Request::ListDirectory(a) => list_dir::run(ws, a),
         Request::SearchCode(a) => search::run(ws, a, &deadline),
         Request::FindSymbol(a) => symbols::run(ws, a, &deadline),

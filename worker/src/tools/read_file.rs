@@ -16,19 +16,37 @@ use moat_protocol::request::ReadFileArgs;
 use moat_protocol::response::{ReadFileOutput, RedactionCounts, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
+use crate::deadline::Deadline;
 use crate::fs::{containment, symlinks};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::workspace::Workspace;
 
 /// Run `read_file`.
-pub fn run(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, WireError> {
+pub fn run(
+    ws: &Workspace,
+    args: &ReadFileArgs,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
     let path = containment::resolve(ws, &args.path)?;
     if path.is_root() {
         return Err(WireError::NotAFile);
     }
     let limit = ws.limits().max_file_bytes;
-    let mut opened = symlinks::open_file(ws, &path, limit)?;
+    // Every size is opened: the limit bounds what one answer holds, and a
+    // larger file is answered from a bounded window of it.
+    let mut opened = symlinks::open_file(ws, &path, u64::MAX)?;
+    if opened.size > limit {
+        return super::read_large::run(
+            ws,
+            path.display().to_owned(),
+            &mut opened.file,
+            opened.size,
+            args.start_line.unwrap_or(1).max(1),
+            args.end_line,
+            deadline,
+        );
+    }
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
     // Valid UTF-8 (the usual case) is checked by the fast validator and
     // borrowed; anything else gets U+FFFD for each invalid sequence.

@@ -1,0 +1,446 @@
+//! `read_file` of a file larger than `max_file_bytes`: the requested lines,
+//! streamed, with bounded memory.
+//!
+//! `max_file_bytes` bounds what one answer may hold, not which files can be
+//! read. A file under it is read whole and redacted whole
+//! ([`super::read_file`]); a larger one is read once from the start, keeping
+//! only:
+//!
+//! * up to [`CONTEXT_BYTES`] of the lines before the first requested line,
+//! * the requested lines (at most `max_read_lines`, at most `max_file_bytes`),
+//! * up to [`CONTEXT_BYTES`] of the lines after them,
+//!
+//! and counting the rest. The kept window is the source the redactor judges,
+//! so a credential is judged with the context around it (the key on the line
+//! before its value, the header before its token). A PEM block can be longer
+//! than the context: when the window starts inside one, the block's `BEGIN`
+//! line is put in front of the window so the body is judged as the block it
+//! is. Lines longer than the context are not kept as context (a credential's
+//! surroundings are short lines); a requested line longer than
+//! `max_file_bytes` cannot be answered and is refused as too large.
+
+use std::collections::VecDeque;
+use std::io::Read;
+
+use moat_protocol::response::{ReadFileOutput, ToolOutput};
+use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
+
+use crate::deadline::Deadline;
+use crate::redact::RedactionReport;
+use crate::sources;
+use crate::workspace::Workspace;
+
+use super::read_file::split_lines;
+
+/// Context kept on each side of the requested lines for the redactor.
+pub const CONTEXT_BYTES: usize = 64 * 1024;
+
+/// Longest line remembered as the start of an open PEM block.
+const BEGIN_LINE_MAX: usize = 256;
+
+const CHUNK: usize = 64 * 1024;
+
+/// Which lines to keep, and how many bytes of them.
+struct Plan {
+    start: u64,
+    end: u64,
+    answer_bytes: usize,
+}
+
+/// One line being read: its bytes while they are still wanted, or only its
+/// length once it is too long to keep.
+#[derive(Default)]
+struct Line {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Line {
+    fn push(&mut self, part: &[u8], keep_up_to: usize) {
+        self.len += part.len();
+        if self.len <= keep_up_to {
+            self.bytes.extend_from_slice(part);
+        } else {
+            self.bytes = Vec::new();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Window {
+    before: VecDeque<Vec<u8>>,
+    before_bytes: usize,
+    open_block: Option<Vec<u8>>,
+    /// Whether `open_block` is still among the `before` lines.
+    block_in_before: bool,
+    selected: Vec<Vec<u8>>,
+    selected_bytes: usize,
+    after: Vec<Vec<u8>>,
+    after_bytes: usize,
+    /// The requested range stopped early at the answer's byte bound.
+    cut_at: Option<u64>,
+}
+
+impl Window {
+    fn keep_before(&mut self, line: Line) {
+        if line.len > CONTEXT_BYTES {
+            // Nothing before a line this long is context for what follows it.
+            self.before.clear();
+            self.before_bytes = 0;
+            self.block_in_before = false;
+            return;
+        }
+        if line.bytes.starts_with(b"-----BEGIN ") && line.len <= BEGIN_LINE_MAX {
+            self.open_block = Some(line.bytes.clone());
+            self.block_in_before = true;
+        } else if line.bytes.starts_with(b"-----END ") {
+            self.open_block = None;
+            self.block_in_before = false;
+        }
+        self.before_bytes += line.len + 1;
+        self.before.push_back(line.bytes);
+        while self.before_bytes > CONTEXT_BYTES {
+            let Some(old) = self.before.pop_front() else {
+                break;
+            };
+            self.before_bytes -= old.len() + 1;
+            if self.block_in_before && self.open_block.as_deref() == Some(old.as_slice()) {
+                self.block_in_before = false;
+            }
+        }
+    }
+}
+
+/// Answer `read_file` for lines `start..=requested_end` of a file larger
+/// than `limit` bytes (`requested_end` `None`: to the end, within the line
+/// bound).
+pub fn run<R: Read>(
+    ws: &Workspace,
+    display: String,
+    mut file: R,
+    size: u64,
+    start: u64,
+    requested_end: Option<u64>,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
+    if let Some(end) = requested_end.filter(|end| *end < start) {
+        return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
+            start,
+            end,
+        }));
+    }
+    let limits = ws.limits();
+    let plan = Plan {
+        start,
+        end: requested_end
+            .unwrap_or(u64::MAX)
+            .min(start.saturating_add(u64::from(limits.max_read_lines)) - 1),
+        answer_bytes: usize::try_from(limits.max_file_bytes).unwrap_or(usize::MAX),
+    };
+    let mut window = Window::default();
+    let mut line = Line::default();
+    // Lines completed so far; the line being read is number `done + 1`.
+    let mut done: u64 = 0;
+    let mut cr_pending = false;
+    let mut first = true;
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        if deadline.expired() {
+            return Err(WireError::TimedOut {
+                budget_ms: deadline.budget_ms(),
+            });
+        }
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Err(WireError::NotFound(Missing::Unreadable)),
+        };
+        let chunk = &buf[..n];
+        if first {
+            first = false;
+            let sniff = &chunk[..chunk.len().min(moat_protocol::limits::BINARY_SNIFF_BYTES)];
+            if memchr::memchr(0, sniff).is_some() {
+                return Err(WireError::BinaryFile);
+            }
+        }
+        // The `\n` of a `\r\n` split across two reads ends no line.
+        let mut from = usize::from(std::mem::take(&mut cr_pending) && chunk[0] == b'\n');
+        for i in memchr::memchr2_iter(b'\n', b'\r', chunk) {
+            if i < from {
+                continue;
+            }
+            let number = done + 1;
+            line.push(&chunk[from..i], keep_for(&plan, &window, number));
+            finish(&plan, &mut window, std::mem::take(&mut line), number)?;
+            done = number;
+            if chunk[i] == b'\r' {
+                if chunk.get(i + 1) == Some(&b'\n') {
+                    from = i + 2;
+                } else if i + 1 == chunk.len() {
+                    cr_pending = true;
+                    from = i + 1;
+                } else {
+                    from = i + 1;
+                }
+            } else {
+                from = i + 1;
+            }
+        }
+        if from < chunk.len() {
+            line.push(&chunk[from..], keep_for(&plan, &window, done + 1));
+        }
+    }
+    if line.len > 0 {
+        let number = done + 1;
+        finish(&plan, &mut window, line, number)?;
+        done = number;
+    }
+    let total = done;
+    if start > total {
+        return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
+            start,
+            total,
+        }));
+    }
+    answer(ws, display, size, &plan, window, total)
+}
+
+/// How many bytes of line `number` are worth keeping.
+fn keep_for(plan: &Plan, window: &Window, number: u64) -> usize {
+    if number < plan.start {
+        CONTEXT_BYTES.max(BEGIN_LINE_MAX)
+    } else if number <= plan.end && window.cut_at.is_none() {
+        plan.answer_bytes.saturating_sub(window.selected_bytes)
+    } else {
+        CONTEXT_BYTES.saturating_sub(window.after_bytes)
+    }
+}
+
+fn finish(plan: &Plan, window: &mut Window, line: Line, number: u64) -> Result<(), WireError> {
+    if number < plan.start {
+        window.keep_before(line);
+    } else if number <= plan.end && window.cut_at.is_none() {
+        let room = plan.answer_bytes.saturating_sub(window.selected_bytes);
+        if line.len > room || line.bytes.len() < line.len {
+            if window.selected.is_empty() {
+                // Not even the first requested line fits in one answer.
+                return Err(WireError::TooLarge(TooLarge::Line {
+                    line: number,
+                    size: line.len as u64,
+                    limit: plan.answer_bytes as u64,
+                }));
+            }
+            window.cut_at = Some(number);
+            keep_after(window, line);
+        } else {
+            window.selected_bytes += line.len + 1;
+            window.selected.push(line.bytes);
+        }
+    } else {
+        keep_after(window, line);
+    }
+    Ok(())
+}
+
+fn keep_after(window: &mut Window, line: Line) {
+    if window.after_bytes < CONTEXT_BYTES && line.bytes.len() == line.len {
+        window.after_bytes += line.len + 1;
+        window.after.push(line.bytes);
+    } else {
+        // Past the context (or a line too long to be context): only counted.
+        window.after_bytes = CONTEXT_BYTES;
+    }
+}
+
+fn answer(
+    ws: &Workspace,
+    display: String,
+    size: u64,
+    plan: &Plan,
+    window: Window,
+    total: u64,
+) -> Result<ToolOutput, WireError> {
+    let selected = window.selected.len();
+    let end = plan.start + selected as u64 - 1;
+    let mut source = Vec::with_capacity(
+        window.before_bytes + window.selected_bytes + window.after_bytes + BEGIN_LINE_MAX,
+    );
+    let mut lead = 0;
+    if let (Some(begin), false) = (&window.open_block, window.block_in_before) {
+        source.extend_from_slice(begin);
+        source.push(b'\n');
+        lead += 1;
+    }
+    for l in window
+        .before
+        .iter()
+        .chain(&window.selected)
+        .chain(&window.after)
+    {
+        source.extend_from_slice(l);
+        source.push(b'\n');
+    }
+    lead += window.before.len();
+    let raw = String::from_utf8_lossy(&source);
+    let mut report = RedactionReport::default();
+    let redacted = sources::redact_source(ws.redactor(), &raw, &mut report);
+    let lines = split_lines(&redacted);
+    let text = lines
+        .get(lead..lead + selected)
+        .map(|s| s.join("\n"))
+        .unwrap_or_default();
+    Ok(ToolOutput::ReadFile(ReadFileOutput {
+        path: display,
+        size_bytes: size,
+        total_lines: total,
+        start_line: plan.start,
+        end_line: end,
+        truncated: end < total,
+        text,
+        redaction: sources::counts(&report),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use moat_protocol::limits::Limits;
+    use moat_protocol::request::{SandboxRequest, WorkerInit};
+    use std::time::Duration;
+
+    /// A reader handing out at most `step` bytes per read, so line ends fall
+    /// on every kind of read boundary.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn workspace(dir: &std::path::Path) -> Workspace {
+        Workspace::open(&WorkerInit {
+            workspace: dir.to_string_lossy().into_owned(),
+            limits: Limits {
+                max_file_bytes: 1024,
+                ..Limits::default()
+            },
+            follow_symlinks: false,
+            allow_hard_links: false,
+            deny_extra: vec![],
+            redact: true,
+            sandbox: SandboxRequest::ProcessOnly,
+        })
+        .unwrap()
+    }
+
+    fn read(
+        ws: &Workspace,
+        data: &[u8],
+        step: usize,
+        start: u64,
+        end: Option<u64>,
+    ) -> ReadFileOutput {
+        let deadline = Deadline::after(Duration::from_secs(60));
+        let file = Trickle { data, step };
+        match run(
+            ws,
+            "f".into(),
+            file,
+            data.len() as u64,
+            start,
+            end,
+            &deadline,
+        ) {
+            Ok(ToolOutput::ReadFile(o)) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_read_boundary_gives_the_whole_file_reader_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        let mut data = String::new();
+        for i in 0..700 {
+            data.push_str(&format!("l{i}"));
+            data.push_str(["\n", "\r\n", "\r", "\r\r\n", "\n\n"][i % 5]);
+        }
+        data.push_str("last, unterminated");
+        let expected = split_lines(&data);
+        for step in [1, 2, 3, 7, 64, 4096, CHUNK] {
+            let mut got = Vec::new();
+            let mut start = 1;
+            loop {
+                let o = read(&ws, data.as_bytes(), step, start, None);
+                assert_eq!(o.total_lines, expected.len() as u64, "step {step}");
+                got.extend(o.text.split('\n').map(str::to_owned));
+                if !o.truncated {
+                    break;
+                }
+                start = o.end_line + 1;
+            }
+            assert_eq!(got, expected, "step {step}");
+        }
+    }
+
+    #[test]
+    fn a_file_ending_in_a_lone_cr_or_a_split_crlf_counts_its_lines_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        for (data, lines) in [
+            ("a\r", 1),
+            ("a\r\n", 1),
+            ("a\r\nb", 2),
+            ("a\r\rb\r", 3),
+            ("\r\n\r\n", 2),
+        ] {
+            for step in [1, 2, 64] {
+                let o = read(&ws, data.as_bytes(), step, 1, None);
+                assert_eq!(o.total_lines, lines, "{data:?} step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn binary_files_and_reversed_ranges_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        let deadline = Deadline::after(Duration::from_secs(60));
+        let bin = b"ab\0cd\n".repeat(400);
+        let r = run(
+            &ws,
+            "f".into(),
+            &bin[..],
+            bin.len() as u64,
+            1,
+            None,
+            &deadline,
+        );
+        assert_eq!(r, Err(WireError::BinaryFile));
+        let text = b"line\n".repeat(400);
+        let r = run(
+            &ws,
+            "f".into(),
+            &text[..],
+            text.len() as u64,
+            5,
+            Some(2),
+            &deadline,
+        );
+        assert_eq!(
+            r,
+            Err(WireError::Unsupported(Unsupported::EndBeforeStart {
+                start: 5,
+                end: 2
+            }))
+        );
+    }
+}
