@@ -116,8 +116,15 @@ impl Controls {
                 FenceText::Numbered { start, end } => number_lines(&redacted, start, end),
                 FenceText::Whole | FenceText::PerLine => redacted,
             };
-            let nonce = Nonce::generate();
-            fenced = Some(fence(label, &nonce, &shown));
+            // A listing with nothing in it (no match, no commit, no change)
+            // says so in the summary; an empty fence would only cost tokens.
+            // A file's lines are always fenced, an empty file too.
+            let empty_listing =
+                shown.is_empty() && !matches!(fence_text, FenceText::Numbered { .. });
+            if !empty_listing {
+                let nonce = Nonce::generate();
+                fenced = Some(fence(label, &nonce, &shown));
+            }
         }
         self.assemble(
             summary,

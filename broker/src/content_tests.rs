@@ -107,6 +107,7 @@ fn search_code(name: &str, line: &str) -> (Request, ToolOutput) {
             skipped_reasons: Default::default(),
             truncated: false,
             timed_out: false,
+            stopped_by: Vec::new(),
             redaction: Default::default(),
         }),
     )
@@ -137,6 +138,7 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
             skipped_reasons: Default::default(),
             truncated: false,
             timed_out: false,
+            stopped_by: Vec::new(),
             redaction: Default::default(),
         }),
     )
@@ -159,6 +161,7 @@ fn git_log(author: &str, subject: &str) -> (Request, ToolOutput) {
             }],
             path: String::new(),
             truncated: false,
+            stopped_by: Vec::new(),
             redaction: Default::default(),
         }),
     )
@@ -184,6 +187,8 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
             truncated: false,
             withheld_by_denylist: 0,
             withheld_unreadable: 0,
+            stopped_by: Vec::new(),
+            next_path: None,
             redaction: Default::default(),
         }),
     )

@@ -73,6 +73,25 @@ pub fn quote(s: &str) -> String {
     format!("'{cut}{ell}'")
 }
 
+/// `s` quoted as a pattern the client gave: backslashes as typed (a regex
+/// is shown as it was written, `\bfoo\(`), controls, separators,
+/// bidirectional and invisible characters escaped as in [`quote`].
+#[must_use]
+pub fn quote_pattern(s: &str) -> String {
+    let mut esc = String::with_capacity(s.len());
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        if c == '\\' {
+            esc.push(c);
+        } else {
+            esc.push_str(&escape_for_prose(c.encode_utf8(&mut buf)));
+        }
+    }
+    let cut: String = esc.chars().take(300).collect();
+    let ell = if esc.chars().count() > 300 { "…" } else { "" };
+    format!("'{cut}{ell}'")
+}
+
 /// Describe a failure. `path` is the path argument the client sent (if the
 /// tool has one); `root` the workspace's base name.
 #[must_use]

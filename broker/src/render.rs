@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Declares, DirEntry, EntryKind, RedactionCounts, SkipReasons, SymbolMethod, ToolOutput,
+    Declares, DirEntry, EntryKind, Limit, RedactionCounts, SkipReasons, SymbolMethod, ToolOutput,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -131,6 +131,38 @@ fn skipped_json(r: &SkipReasons) -> Value {
         }
     }
     Value::Object(m)
+}
+
+/// What each limit in `stopped_by` means for an answer that shows `shown`
+/// `items` (e.g. "matches") after examining `scanned` files: which part of
+/// the work was not done, and what to ask next.
+fn limit_notes(
+    stopped_by: &[Limit],
+    items: &str,
+    (shown, scanned): (u64, u64),
+    narrow: &str,
+    n: &mut Vec<String>,
+) {
+    for limit in stopped_by {
+        match limit {
+            Limit::Files => n.push(format!(
+                "incomplete: the walk stopped at the file limit after {}, so files not reached may also have {items}; {narrow}",
+                plural(scanned, "file", "files")
+            )),
+            Limit::Results => n.push(format!(
+                "more {items} exist than the {shown} shown; {narrow}"
+            )),
+            Limit::Bytes => n.push(format!(
+                "the answer's size limit stopped it after {shown} {items}, and more may exist; {narrow}"
+            )),
+            Limit::Entries => n.push(format!("stopped at the entry limit after {shown} {items}")),
+            Limit::Time => n.push("stopped at the time budget; what is shown is a lower bound".to_owned()),
+        }
+    }
+}
+
+fn stopped_json(stopped_by: &[Limit]) -> Value {
+    Value::Array(stopped_by.iter().map(|l| Value::from(l.as_str())).collect())
 }
 
 fn notes(summary: &mut String, notes: &[String]) {
@@ -316,19 +348,20 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             };
             let count = o.matches.len() as u64;
             let mut summary = format!(
-                "{} for {} across {} under {}",
+                "{} for {} in {} searched under {}",
                 plural(count, "match", "matches"),
-                crate::error::quote(pattern),
+                crate::error::quote_pattern(pattern),
                 plural(o.files_scanned, "file", "files"),
                 display(&o.path, root)
             );
             let mut n = Vec::new();
-            if o.truncated {
-                n.push(format!("stopped at {count} matches"));
-            }
-            if o.timed_out {
-                n.push("stopped at the time budget".to_owned());
-            }
+            limit_notes(
+                &o.stopped_by,
+                "matches",
+                (count, o.files_scanned),
+                "narrow it with path or file_glob, or a more specific pattern",
+                &mut n,
+            );
             skipped_notes(&o.skipped_reasons, &mut n);
             notes(&mut summary, &n);
             let mut body = String::new();
@@ -345,9 +378,18 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 if !body.is_empty() {
                     body.push('\n');
                 }
+                // Each line numbered, the matching one marked `:` and its
+                // context `-` (as grep and ripgrep mark them).
                 let _ = write!(body, "{}:{}:", show_name(&m.path), m.line);
-                for l in before.iter().chain(std::iter::once(&text)).chain(&after) {
-                    let _ = write!(body, "\n  {l}");
+                let first = m.line.saturating_sub(before.len() as u64);
+                let width = (m.line + after.len() as u64).to_string().len();
+                let lines = before.iter().chain(std::iter::once(&text)).chain(&after);
+                for (number, l) in (first..).zip(lines) {
+                    let mark = if number == m.line { ':' } else { '-' };
+                    let _ = write!(body, "\n  {number:>width$}{mark}");
+                    if !l.is_empty() {
+                        let _ = write!(body, " {l}");
+                    }
                 }
                 matches.push(json!({"path": structured_name(&m.path), "line": m.line, "text": text, "before": before, "after": after}));
             }
@@ -357,7 +399,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "pattern": pattern, "regex": regex, "path": structured_name(&o.path), "matches": matches,
                     "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
                     "skipped_reasons": skipped_json(&o.skipped_reasons),
-                    "truncated": o.truncated, "timed_out": o.timed_out
+                    "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
                 })),
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
@@ -395,13 +437,14 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     plural(o.unparseable_files.len() as u64, "file", "files")
                 ));
             }
-            if o.truncated {
-                n.push(format!("stopped at {} definitions", o.definitions.len()));
-            }
+            limit_notes(
+                &o.stopped_by,
+                "definitions",
+                (o.definitions.len() as u64, o.files_scanned),
+                "narrow it with path, kind or exact=true",
+                &mut n,
+            );
             skipped_notes(&o.skipped_reasons, &mut n);
-            if o.timed_out {
-                n.push("stopped at the time budget".to_owned());
-            }
             notes(&mut summary, &n);
             let mut body = String::new();
             let mut defs = Vec::with_capacity(o.definitions.len());
@@ -432,7 +475,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
                     "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
                     "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
-                    "truncated": o.truncated, "timed_out": o.timed_out
+                    "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
                 })),
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
@@ -482,6 +525,13 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let _ = write!(summary, "\nEntry points: {}.", eps.join(", "));
             }
             let _ = write!(summary, "\nTest files: {}.", o.test_files);
+            if o.stopped_by.contains(&Limit::Files) {
+                let _ = write!(
+                    summary,
+                    "\nIncomplete: the walk stopped at the file limit after {}; every count is a lower bound. Survey a subdirectory with path for exact counts.",
+                    plural(o.total_files, "file", "files")
+                );
+            }
             if o.timed_out {
                 summary.push_str(
                     "\nThe walk stopped at the time budget; the counts are a lower bound.",
@@ -504,7 +554,8 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
                     "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
                     "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
-                    "version_control": o.version_control, "timed_out": o.timed_out
+                    "version_control": o.version_control, "timed_out": o.timed_out,
+                    "truncated": !o.stopped_by.is_empty(), "stopped_by": stopped_json(&o.stopped_by)
                 })),
                 untrusted: None,
                 fence_text: FenceText::Whole,
@@ -519,8 +570,19 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let _ = write!(summary, " for {}", escape_for_prose(&o.path));
             }
             summary.push('.');
-            if o.truncated {
-                summary.push_str(" Output truncated.");
+            let older = o.commits.last().map_or_else(String::new, |c| {
+                format!(" More: git_log with revision={}~1.", c.short)
+            });
+            if o.stopped_by.contains(&Limit::Results) {
+                let _ = write!(
+                    summary,
+                    " Older commits exist past the {n} shown (the commit limit).{older}"
+                );
+            } else if o.stopped_by.contains(&Limit::Bytes) {
+                let _ = write!(
+                    summary,
+                    " The answer's size limit stopped it after {n}.{older}"
+                );
             }
             let body: Vec<String> = o
                 .commits
@@ -541,7 +603,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 summary,
                 structured: obj(json!({
                     "commits": o.commits.iter().map(|c| json!({"commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at, "subject": c.subject})).collect::<Vec<_>>(),
-                    "commit_count": n, "path": o.path, "truncated": o.truncated
+                    "commit_count": n, "path": o.path, "truncated": o.truncated, "stopped_by": stopped_json(&o.stopped_by)
                 })),
                 untrusted: Some(body.join("\n")),
                 fence_text: FenceText::Whole,
@@ -566,7 +628,17 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 )
             };
             if o.truncated {
-                summary.push_str(" Output truncated.");
+                match &o.next_path {
+                    Some(next) => {
+                        let _ = write!(
+                            summary,
+                            " The answer's size limit cut the diff at {}; the totals count every file. More: git_diff with path={} (or stat_only=true for the whole summary).",
+                            escape_for_prose(next),
+                            escape_for_prose(next)
+                        );
+                    }
+                    None => summary.push_str(" Cut at the answer's size limit."),
+                }
             }
             if o.withheld_by_denylist > 0 {
                 let _ = write!(
@@ -587,13 +659,21 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     plural(o.withheld_unreadable, "work-tree file", "work-tree files"),
                 );
             }
-            Rendered {
-                summary,
-                structured: obj(json!({
+            let mut structured = obj(json!({
                     "files_changed": o.files_changed, "lines_added": o.lines_added, "lines_removed": o.lines_removed,
                     "path": o.path, "staged": o.staged, "stat_only": o.stat_only, "truncated": o.truncated,
-                    "withheld_by_denylist": o.withheld_by_denylist, "withheld_unreadable": o.withheld_unreadable
-                })),
+                    "withheld_by_denylist": o.withheld_by_denylist, "withheld_unreadable": o.withheld_unreadable,
+                    "stopped_by": stopped_json(&o.stopped_by)
+            }));
+            if let Some(next) = &o.next_path {
+                structured.insert(
+                    "next_path".into(),
+                    Value::from(structured_name(next).into_owned()),
+                );
+            }
+            Rendered {
+                summary,
+                structured,
                 untrusted: Some(o.diff.clone()),
                 fence_text: FenceText::Whole,
                 worker_redaction: RedactionCounts::default(),

@@ -297,6 +297,26 @@ impl Tool {
             }),
         };
         if let Some(obj) = props.as_object_mut() {
+            if matches!(
+                self,
+                Tool::SearchCode
+                    | Tool::FindSymbol
+                    | Tool::ProjectOverview
+                    | Tool::GitLog
+                    | Tool::GitDiff
+            ) {
+                // Which limits stopped the work (empty: the answer is complete).
+                obj.insert(
+                    "stopped_by".into(),
+                    json!({"type": "array", "items": {"type": "string", "enum": ["files", "results", "bytes", "entries", "time"]}}),
+                );
+            }
+            if matches!(self, Tool::ProjectOverview) {
+                obj.insert("truncated".into(), json!({"type": "boolean"}));
+            }
+            if matches!(self, Tool::GitDiff) {
+                obj.insert("next_path".into(), json!({"type": "string"}));
+            }
             obj.insert("redaction".into(), redaction_schema());
             if self.fence_label().is_some() {
                 obj.insert("untrusted_content".into(), json!({"type": "boolean"}));
@@ -307,6 +327,7 @@ impl Tool {
         // only an answer that stopped early has.
         let optional: &[&str] = match self {
             Tool::ReadFile => &["next_start_line"],
+            Tool::GitDiff => &["next_path"],
             _ => &[],
         };
         let required = props

@@ -197,6 +197,37 @@ impl SkipReasons {
     }
 }
 
+/// A limit that stopped a tool's work before it was complete. An answer
+/// that names one is a lower bound: the part of the workspace (or history)
+/// past the limit was not examined, so "no match" there means "not looked".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Limit {
+    /// The file cap of one walk (`max_search_files`).
+    Files,
+    /// The cap on results of one answer (matches, definitions, commits).
+    Results,
+    /// The byte cap of one answer.
+    Bytes,
+    /// The entry cap (directory entries, commits walked).
+    Entries,
+    /// The request's time budget.
+    Time,
+}
+
+impl Limit {
+    /// The name shown in `stopped_by`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Files => "files",
+            Limit::Results => "results",
+            Limit::Bytes => "bytes",
+            Limit::Entries => "entries",
+            Limit::Time => "time",
+        }
+    }
+}
+
 /// One `search_code` match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchMatch {
@@ -226,10 +257,14 @@ pub struct SearchCodeOutput {
     /// Why (sums to `files_skipped`).
     #[serde(default)]
     pub skipped_reasons: SkipReasons,
-    /// Stopped at the match or byte cap.
+    /// Stopped before the work was complete (which limit: `stopped_by`).
     pub truncated: bool,
     /// Stopped at the time budget.
     pub timed_out: bool,
+    /// Every limit that stopped the work before it was complete, in order
+    /// (empty: complete).
+    #[serde(default)]
+    pub stopped_by: Vec<Limit>,
     /// What redacting the files with matches replaced.
     pub redaction: RedactionCounts,
 }
@@ -283,6 +318,10 @@ pub struct FindSymbolOutput {
     pub truncated: bool,
     /// Stopped at the time budget.
     pub timed_out: bool,
+    /// Every limit that stopped the work before it was complete, in order
+    /// (empty: complete).
+    #[serde(default)]
+    pub stopped_by: Vec<Limit>,
     /// What redacting the files with definitions replaced.
     pub redaction: RedactionCounts,
 }
@@ -388,6 +427,10 @@ pub struct ProjectOverviewOutput {
     pub version_control: String,
     /// The walk stopped at the time budget (counts are a lower bound).
     pub timed_out: bool,
+    /// Every limit that stopped the work before it was complete, in order
+    /// (empty: complete).
+    #[serde(default)]
+    pub stopped_by: Vec<Limit>,
     /// What redacting the manifests replaced.
     pub redaction: RedactionCounts,
 }
@@ -416,6 +459,10 @@ pub struct GitLogOutput {
     pub path: String,
     /// The walk stopped at the entry cap or the output cap.
     pub truncated: bool,
+    /// Every limit that stopped the work before it was complete, in order
+    /// (empty: complete).
+    #[serde(default)]
+    pub stopped_by: Vec<Limit>,
     /// What redacting the shown commits' whole messages replaced.
     pub redaction: RedactionCounts,
 }
@@ -446,6 +493,14 @@ pub struct GitDiffOutput {
     /// `read_file` would refuse them (symbolic link, hard link, special file,
     /// too large, unreadable).
     pub withheld_unreadable: u64,
+    /// Every limit that stopped the work before it was complete, in order
+    /// (empty: complete).
+    #[serde(default)]
+    pub stopped_by: Vec<Limit>,
+    /// With `truncated`: the first file not shown whole (ask for it by
+    /// `path` to see it).
+    #[serde(default)]
+    pub next_path: Option<String>,
     /// What redacting each side's whole text before diffing replaced.
     pub redaction: RedactionCounts,
 }

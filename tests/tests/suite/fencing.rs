@@ -384,14 +384,24 @@ fn every_file_content_result_is_flagged_and_assessed_also_when_empty() {
         assert_eq!(a["level"], "none", "{tool}: {line}");
         assert_eq!(a["risk"], 0.0, "{tool}: {line}");
         assert_eq!(a["signals"], json!([]), "{tool}: {line}");
-        let (label, _, body) = fence_of(&r);
-        assert_eq!(body, "", "{tool}: {line}");
-        let expected = FILE_CONTENT_TOOLS
-            .iter()
-            .find(|(t, _)| *t == tool)
-            .unwrap()
-            .1;
-        assert_eq!(label, expected, "{tool}");
+        assert_eq!(
+            r["structuredContent"]["untrusted_content"], true,
+            "{tool}: {line}"
+        );
+        if tool == "read_file" {
+            // A file's lines are always fenced, an empty file's too.
+            let (label, _, body) = fence_of(&r);
+            assert_eq!(body, "", "{tool}: {line}");
+            assert_eq!(label, "file-content", "{tool}");
+        } else {
+            // An empty listing says so in its summary; no empty fence follows.
+            assert_eq!(
+                r["content"].as_array().map(Vec::len),
+                Some(1),
+                "{tool}: {line}"
+            );
+            assert!(FILE_CONTENT_TOOLS.iter().any(|(t, _)| *t == tool));
+        }
     }
     // And the tools that return no file text carry neither member.
     for (tool, args) in [

@@ -2,6 +2,7 @@
 mod audit; // one event per tools/call on stderr or in an owner-only, append-only, rotated file; no argument values or content; probes, ping and lists not audited
 mod availability; // hostile load: non-reading clients, stalled bodies, busy slots, blank-line floods, unexaminable files
 mod cli; // doctor, tools, call, --version/--help, exit codes 0/1/2; JSON or plain logs, level, argument names only
+mod completeness; // every cut answer names the limit that stopped it (stopped_by), never a false "not found", and says how to go on
 mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)
 mod containment; // traversal shapes, absolute paths, NUL, percent-encoding, no leaks
 mod denylist; // credential files at any depth and case, deny_extra, listings never name them

@@ -399,7 +399,7 @@ fn a_file_name_cannot_forge_a_search_hit_inside_the_fence() {
         assert_eq!(body.len(), 6, "{mode:?}: {fenced:?}");
         for pair in body.chunks(2) {
             assert!(pair[0].ends_with(":1:"), "{mode:?} header {pair:?}");
-            assert_eq!(pair[1], "  needle_in_named_file", "{mode:?}");
+            assert_eq!(pair[1], "  1: needle_in_named_file", "{mode:?}");
         }
         assert!(
             fenced.contains("x\\nfake.py:99:\\n  forged_hit = 1.txt:1:"),

@@ -30,11 +30,11 @@ fn literal_match_at_core_line_6_in_both_modes() {
         assert_eq!(sc["timed_out"], false);
         let body = fenced(&r, "search-results");
         assert!(
-            body.contains("src/demo/core.py:6:\n  class Engine:"),
+            body.contains("src/demo/core.py:6:\n  6: class Engine:"),
             "{body}"
         );
         assert!(
-            text(&r, 0).starts_with("1 match for 'class Engine' across "),
+            text(&r, 0).starts_with("1 match for 'class Engine' in "),
             "{}",
             text(&r, 0)
         );
@@ -220,7 +220,7 @@ fn context_lines_surround_the_match() {
     );
     let body = fenced(&r, "search-results");
     assert!(
-        body.contains("src/demo/core.py:6:\n  \n  \n  class Engine:\n      def __init__"),
+        body.contains("src/demo/core.py:6:\n  4-\n  5-\n  6: class Engine:\n  7-     def __init__"),
         "{body}"
     );
     // Context stops at the file's edges.
@@ -336,7 +336,7 @@ fn max_results_three_gives_three_and_truncated() {
     assert_eq!(sc["matches"].as_array().unwrap().len(), 3);
     assert_eq!(sc["truncated"], true);
     assert!(
-        text(&r, 0).contains("stopped at 3 matches"),
+        text(&r, 0).contains("more matches exist than the 3 shown"),
         "{}",
         text(&r, 0)
     );
@@ -727,6 +727,7 @@ fn the_search_result_schema_is_stable() {
             "redaction",
             "regex",
             "skipped_reasons",
+            "stopped_by",
             "timed_out",
             "truncated",
             "untrusted_content"

@@ -34,7 +34,7 @@
 //! Only the secret part of a match is replaced: variable names, URL schemes
 //! and hosts survive, so "where is this key set?" still has an answer. Where
 //! two rules' secrets overlap, one replacement covers both, named after the
-//! earlier rule. Placeholders (`changeme`, `xxxx…`, `${VAR}`, `<your-token>`,
+//! one that starts first (the earlier rule when they start together). Placeholders (`changeme`, `xxxx…`, `${VAR}`, `<your-token>`,
 //! `example`), masks (`********`), references to other variables and calls
 //! are left alone.
 //!
@@ -564,7 +564,9 @@ fn find(text: &str) -> Vec<Found> {
 }
 
 /// Sorts and merges overlapping secrets; a merged secret is named after the
-/// earliest rule (the lowest index) among its parts.
+/// part that starts first (the one enclosing the others: a JWT whose
+/// signature happens to contain `sk-…` is a JWT), and among parts starting
+/// together after the earliest rule (the lowest index).
 fn merge(mut found: Vec<Found>) -> Vec<Found> {
     if found.len() < 2 {
         return found;
@@ -575,7 +577,6 @@ fn merge(mut found: Vec<Found>) -> Vec<Found> {
         match merged.last_mut() {
             Some(last) if next.start < last.end => {
                 last.end = last.end.max(next.end);
-                last.rule = last.rule.min(next.rule);
             }
             _ => merged.push(next),
         }

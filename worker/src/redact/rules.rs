@@ -116,7 +116,8 @@ const fn coded(
 pub(crate) const HEADER_NAME: &str = "basic-auth-header";
 
 /// Every rule, in priority order: where two rules' secrets overlap, the
-/// replacement covers both and is named after the earlier rule.
+/// replacement covers both and is named after the one that starts first, or
+/// the earlier rule when they start together.
 pub(crate) static RULES: &[Rule] = &[
     token(
         "aws-access-key-id",

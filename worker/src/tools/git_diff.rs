@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use moat_protocol::limits::GIT_OUTPUT_BYTES;
 use moat_protocol::request::GitDiffArgs;
-use moat_protocol::response::{GitDiffOutput, ToolOutput};
+use moat_protocol::response::{GitDiffOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, TooLarge, WireError};
 
 use gix::ObjectId;
@@ -190,6 +190,12 @@ pub fn run(
         staged: args.staged,
         stat_only: args.stat_only,
         truncated: out.truncated,
+        stopped_by: if out.truncated {
+            vec![Limit::Bytes]
+        } else {
+            Vec::new()
+        },
+        next_path: out.next_path,
         withheld_by_denylist: out.denied,
         withheld_unreadable: out.unreadable,
         redaction: sources::counts(&out.report),
@@ -203,6 +209,8 @@ struct Output {
     added: u64,
     removed: u64,
     truncated: bool,
+    /// The first file not shown whole when the output cap was reached.
+    next_path: Option<String>,
     denied: u64,
     unreadable: u64,
     /// Notices for work-tree files that were not read, shown first.
@@ -396,6 +404,17 @@ fn render(
             prepare_sides(ws.redactor(), raw_before, raw_after, &mut out.report)
         };
         let (before, after) = (before.as_ref(), after.as_ref());
+        if out.next_path.is_some() {
+            // Past the output cap: counted, not shown, so the totals are
+            // the diff's and not only the shown part's.
+            out.files += 1;
+            if !binary {
+                let (a, d) = patch::count(before, after);
+                out.added += a;
+                out.removed += d;
+            }
+            continue;
+        }
         if stat_only {
             let name = if c.old_path == c.new_path {
                 c.new_path.clone()
@@ -406,7 +425,14 @@ fn render(
             stat_bytes += name.len() + 32;
             if stat_bytes > GIT_OUTPUT_BYTES {
                 out.truncated = true;
-                break;
+                out.next_path = Some(c.new_path.clone());
+                out.files += 1;
+                if !binary {
+                    let (a, d) = patch::count(before, after);
+                    out.added += a;
+                    out.removed += d;
+                }
+                continue;
             }
             let change = if binary {
                 StatChange::Binary(before.len() as u64, after.len() as u64)
@@ -457,9 +483,14 @@ fn render(
             }
             if let Some(i) = section[..cut].rfind('\n') {
                 text.push_str(&section[..=i]);
-                out.files += 1;
             }
-            break;
+            // This file is shown in part (or not at all): the next answer
+            // starts at it.
+            out.next_path = Some(c.new_path.clone());
+            out.files += 1;
+            out.added += a;
+            out.removed += d;
+            continue;
         }
         text.push_str(&section);
         out.files += 1;

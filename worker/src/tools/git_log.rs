@@ -13,7 +13,7 @@ use gix::ObjectId;
 use gix::revision::plumbing::Spec;
 use moat_protocol::limits::GIT_OUTPUT_BYTES;
 use moat_protocol::request::GitLogArgs;
-use moat_protocol::response::{Commit, GitLogOutput, ToolOutput};
+use moat_protocol::response::{Commit, GitLogOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
@@ -61,7 +61,6 @@ pub fn run(
     let prefix = target.prefix().to_owned();
     let mut commits = Vec::new();
     let mut bytes = 0usize;
-    let mut truncated = false;
     let mut report = RedactionReport::default();
     // Commits queued by committer time; each is parsed once, when queued.
     let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
@@ -74,9 +73,13 @@ pub fn run(
             parsed.insert(tip, info);
         }
     }
+    let mut stopped_by = Vec::new();
     while let Some((_, id)) = queue.pop() {
         check_deadline(deadline)?;
         if commits.len() >= limit {
+            // History goes on past the last commit shown (with a path, it
+            // may or may not touch it: not looked at).
+            stopped_by.push(Limit::Results);
             break;
         }
         let Some(info) = parsed.remove(&id) else {
@@ -99,7 +102,7 @@ pub fn run(
         let subject = git::subject(message.as_bytes());
         bytes += subject.len() + info.author.len() + 100;
         if bytes > GIT_OUTPUT_BYTES {
-            truncated = true;
+            stopped_by.push(Limit::Bytes);
             break;
         }
         commits.push(Commit {
@@ -113,7 +116,8 @@ pub fn run(
     Ok(ToolOutput::GitLog(GitLogOutput {
         commits,
         path: target.shown_path(),
-        truncated,
+        truncated: !stopped_by.is_empty(),
+        stopped_by,
         redaction: sources::counts(&report),
     }))
 }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use moat_protocol::limits::OVERVIEW_MAX_FILE_BYTES;
 use moat_protocol::request::ProjectOverviewArgs;
 use moat_protocol::response::{
-    LanguageStat, Manifest, ProjectOverviewOutput, SizedPath, ToolOutput,
+    LanguageStat, Limit, Manifest, ProjectOverviewOutput, SizedPath, ToolOutput,
 };
 use moat_protocol::wire_error::{Missing, WireError};
 
@@ -152,6 +152,13 @@ pub fn run(
             .collect(),
         version_control: if git { "git" } else { "none" }.to_owned(),
         timed_out: summary.timed_out,
+        stopped_by: [
+            (summary.capped, Limit::Files),
+            (summary.timed_out, Limit::Time),
+        ]
+        .into_iter()
+        .filter_map(|(hit, limit)| hit.then_some(limit))
+        .collect(),
         redaction: sources::counts(&report),
     }))
 }

@@ -43,7 +43,7 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
 use moat_protocol::request::SearchCodeArgs;
-use moat_protocol::response::{SearchCodeOutput, SearchMatch, SkipReasons, ToolOutput};
+use moat_protocol::response::{Limit, SearchCodeOutput, SearchMatch, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 
 use crate::deadline::Deadline;
@@ -130,18 +130,37 @@ pub fn run(
     let mut matches = Vec::new();
     let mut rendered = 0usize;
     let byte_cap = ws.limits().max_result_bytes as usize;
-    let mut truncated = summary.capped || collected.total > collected.kept;
+    let mut stopped_by = Vec::new();
+    if summary.capped {
+        stopped_by.push(Limit::Files);
+    }
+    let mut more_matches = collected.total > collected.kept;
+    let mut bytes_cut = false;
     'outer: for (_, file_matches) in collected.files {
         for m in file_matches {
             let block = rendered_len(&m) + usize::from(!matches.is_empty());
-            if matches.len() >= max_results || rendered + block > byte_cap {
-                truncated = true;
+            if matches.len() >= max_results {
+                more_matches = true;
+                break 'outer;
+            }
+            if rendered + block > byte_cap {
+                bytes_cut = true;
                 break 'outer;
             }
             rendered += block;
             matches.push(m);
         }
     }
+    if more_matches {
+        stopped_by.push(Limit::Results);
+    }
+    if bytes_cut {
+        stopped_by.push(Limit::Bytes);
+    }
+    if summary.timed_out {
+        stopped_by.push(Limit::Time);
+    }
+    let truncated = !stopped_by.is_empty();
     if summary.timed_out && matches.is_empty() {
         return Err(WireError::TimedOut {
             budget_ms: u64::try_from(deadline.budget().as_millis()).unwrap_or(u64::MAX),
@@ -155,6 +174,7 @@ pub fn run(
         skipped_reasons: collected.skipped,
         truncated,
         timed_out: summary.timed_out,
+        stopped_by,
         redaction: sources::counts(&collected.report),
     }))
 }

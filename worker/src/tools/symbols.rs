@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 
 use moat_protocol::request::FindSymbolArgs;
-use moat_protocol::response::{Definition, FindSymbolOutput, SkipReasons, ToolOutput};
+use moat_protocol::response::{Definition, FindSymbolOutput, Limit, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
@@ -136,6 +136,7 @@ pub fn run(
         true
     };
     let mut walk_timed_out = false;
+    let mut walk_capped = false;
     let mut walk_skipped = SkipReasons::default();
     match meta.kind {
         Kind::File => {
@@ -150,6 +151,7 @@ pub fn run(
                 |found: walk::Found<'_>| visit(found.rel)
             });
             walk_timed_out = summary.timed_out;
+            walk_capped = summary.capped;
             walk_skipped = summary.skipped;
         }
         Kind::Special(k) => return Err(WireError::SpecialFile(k)),
@@ -162,7 +164,16 @@ pub fn run(
     let mut a = acc.into_inner().unwrap_or_default();
     a.skipped.add(&walk_skipped);
     symbols::sort_definitions(&mut a.definitions);
-    let truncated = a.found > max as u64;
+    let timed_out = a.timed_out || walk_timed_out;
+    let stopped_by: Vec<Limit> = [
+        (walk_capped, Limit::Files),
+        (a.found > max as u64, Limit::Results),
+        (timed_out, Limit::Time),
+    ]
+    .into_iter()
+    .filter_map(|(hit, limit)| hit.then_some(limit))
+    .collect();
+    let truncated = !stopped_by.is_empty();
     a.definitions.truncate(max);
     a.unparseable.sort();
     Ok(ToolOutput::FindSymbol(FindSymbolOutput {
@@ -172,7 +183,8 @@ pub fn run(
         files_skipped: a.skipped.total(),
         skipped_reasons: a.skipped,
         truncated,
-        timed_out: a.timed_out || walk_timed_out,
+        timed_out,
+        stopped_by,
         redaction: sources::counts(&a.report),
     }))
 }

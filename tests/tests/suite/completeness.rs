@@ -1,0 +1,245 @@
+//! Truthful completeness: an answer cut short by a limit says which limit
+//! stopped it (`truncated`, `stopped_by`), never reports "not found" or zero
+//! for a part of the workspace or history it did not examine, and says how
+//! to go on; a complete answer says nothing of the kind.
+
+use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
+use serde_json::{Value, json};
+
+use super::util::{call_ok, git};
+
+/// 30 small modules, then `zz.py` (last in path order) holding the one
+/// definition of `target_fn`.
+fn fixture() -> Fixture {
+    let fx = Fixture::new();
+    for i in 1..=30 {
+        fx.file(
+            &format!("m{i:02}.py"),
+            format!("def f{i}():\n    return {i}\n"),
+        );
+    }
+    fx.file("zz.py", "def target_fn():\n    pass\n");
+    fx
+}
+
+fn stopped_by(r: &Value) -> Vec<&str> {
+    r["structuredContent"]["stopped_by"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no stopped_by: {r}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+#[test]
+fn a_search_cut_by_the_file_limit_never_claims_the_name_is_absent() {
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_SEARCH_FILES", "10");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        for (tool, args) in [
+            ("search_code", json!({"pattern": "target_fn"})),
+            ("find_symbol", json!({"symbol": "target_fn"})),
+        ] {
+            let r = call_ok(&mut m, tool, args);
+            let s = &r["structuredContent"];
+            assert_eq!(s["truncated"], true, "{mode:?} {tool}: {r}");
+            assert_eq!(stopped_by(&r), ["files"], "{r}");
+            assert_eq!(s["files_scanned"], 10, "{r}");
+            let t = text(&r, 0);
+            assert!(
+                t.contains("incomplete: the walk stopped at the file limit after 10 files"),
+                "{t}"
+            );
+            assert!(!t.contains("stopped at 0"), "{t}");
+        }
+        let r = call_ok(&mut m, "project_overview", json!({}));
+        assert_eq!(r["structuredContent"]["truncated"], true, "{r}");
+        assert_eq!(stopped_by(&r), ["files"], "{r}");
+        assert!(text(&r, 0).contains("every count is a lower bound"), "{r}");
+
+        // Without the limit the same calls are complete and say nothing of it.
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        for (tool, args) in [
+            ("search_code", json!({"pattern": "target_fn"})),
+            ("find_symbol", json!({"symbol": "target_fn"})),
+            ("project_overview", json!({})),
+        ] {
+            let r = call_ok(&mut m, tool, args);
+            assert_eq!(r["structuredContent"]["truncated"], false, "{tool}: {r}");
+            assert!(stopped_by(&r).is_empty(), "{r}");
+            assert!(!text(&r, 0).to_lowercase().contains("incomplete"), "{r}");
+        }
+    }
+}
+
+#[test]
+fn a_search_cut_by_the_match_or_byte_limit_names_that_limit() {
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "return", "max_results": 3}),
+        );
+        assert_eq!(stopped_by(&r), ["results"], "{mode:?}: {r}");
+        assert_eq!(r["structuredContent"]["match_count"], 3, "{r}");
+        assert!(
+            text(&r, 0).contains("more matches exist than the 3 shown"),
+            "{r}"
+        );
+
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_RESULT_BYTES", "1024");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "return", "context_lines": 5}),
+        );
+        assert_eq!(stopped_by(&r), ["bytes"], "{mode:?}: {r}");
+        let shown = r["structuredContent"]["match_count"].as_u64().unwrap_or(0);
+        assert!(shown > 0 && shown < 30, "{r}");
+        assert!(
+            text(&r, 0).contains(&format!(
+                "the answer's size limit stopped it after {shown} matches"
+            )),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_log_clamped_by_the_commit_limit_says_so_and_how_to_go_on() {
+    let fx = Fixture::new();
+    fx.file("a.txt", "0\n");
+    git(&fx.root, "Ann", &["init", "-q", "-b", "main"]);
+    git(&fx.root, "Ann", &["add", "."]);
+    git(&fx.root, "Ann", &["commit", "-qm", "c0"]);
+    for i in 1..=4 {
+        fx.file("a.txt", format!("{i}\n"));
+        git(&fx.root, "Ann", &["commit", "-qam", &format!("c{i}")]);
+    }
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_GIT_ENTRIES", "2");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let mut subjects = Vec::new();
+        let mut revision: Option<String> = None;
+        loop {
+            let args = match &revision {
+                Some(rev) => json!({"limit": 50, "revision": rev}),
+                None => json!({"limit": 50}),
+            };
+            let r = call_ok(&mut m, "git_log", args);
+            let s = &r["structuredContent"];
+            for c in s["commits"].as_array().expect("commits") {
+                subjects.push(c["subject"].as_str().unwrap_or("").to_owned());
+            }
+            let t = text(&r, 0);
+            if s["truncated"] == true {
+                assert_eq!(stopped_by(&r), ["results"], "{mode:?}: {r}");
+                let rev = t
+                    .split("More: git_log with revision=")
+                    .nth(1)
+                    .and_then(|rest| rest.strip_suffix('.').or(Some(rest)))
+                    .map(|r| {
+                        r.split_whitespace()
+                            .next()
+                            .unwrap_or("")
+                            .trim_end_matches('.')
+                            .to_owned()
+                    })
+                    .unwrap_or_else(|| panic!("no way to go on: {t}"));
+                revision = Some(rev);
+            } else {
+                assert!(stopped_by(&r).is_empty(), "{r}");
+                assert!(!t.contains("More:"), "{t}");
+                break;
+            }
+            assert!(subjects.len() <= 5, "{subjects:?}");
+        }
+        assert_eq!(subjects, ["c4", "c3", "c2", "c1", "c0"], "{mode:?}");
+    }
+}
+
+#[test]
+fn a_diff_cut_at_the_output_limit_counts_every_file_and_names_the_next() {
+    let fx = Fixture::new();
+    let block = |tag: &str| -> String {
+        (0..6000)
+            .map(|i| format!("{tag} line {i:05} of generated text\n"))
+            .collect()
+    };
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        fx.file(name, "start\n");
+    }
+    git(&fx.root, "Ann", &["init", "-q", "-b", "main"]);
+    git(&fx.root, "Ann", &["add", "."]);
+    git(&fx.root, "Ann", &["commit", "-qm", "base"]);
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        fx.file(name, format!("start\n{}", block(name)));
+    }
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        let r = call_ok(&mut m, "git_diff", json!({}));
+        let s = &r["structuredContent"];
+        assert_eq!(s["truncated"], true, "{mode:?}: {}", s);
+        assert_eq!(stopped_by(&r), ["bytes"], "{s}");
+        // The totals are the whole diff's, not the shown part's.
+        assert_eq!(s["files_changed"], 3, "{s}");
+        assert_eq!(s["lines_added"], 18_000, "{s}");
+        let next = s["next_path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no next_path: {s}"));
+        assert!(
+            text(&r, 0).contains(&format!("More: git_diff with path={next}")),
+            "{}",
+            text(&r, 0)
+        );
+        // The suggested call works: it shows that file.
+        let r = call_ok(&mut m, "git_diff", json!({"path": next}));
+        assert_eq!(r["structuredContent"]["files_changed"], 1, "{r}");
+        assert!(text(&r, 1).contains(&format!("+{next} line 00000")), "{r}");
+    }
+}
+
+#[test]
+fn answers_are_written_for_the_model() {
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        // Nothing found: said in the summary, no empty fence after it.
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "no_such_text_here"}),
+        );
+        let content = r["content"].as_array().expect("content");
+        assert_eq!(content.len(), 1, "{mode:?}: {r}");
+        assert!(
+            text(&r, 0).starts_with("0 matches for 'no_such_text_here'"),
+            "{r}"
+        );
+        // One match: singular.
+        let r = call_ok(&mut m, "search_code", json!({"pattern": "target_fn"}));
+        assert!(text(&r, 0).starts_with("1 match for"), "{r}");
+        // Context lines numbered and marked apart from the matching line.
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "return 7$", "regex": true, "context_lines": 1}),
+        );
+        let body = text(&r, 1);
+        assert!(
+            body.contains("\nm07.py:2:\n  1- def f7():\n  2:     return 7\n"),
+            "{body}"
+        );
+        // The pattern is echoed as given, not with its backslashes doubled.
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "f7\\(\\)", "regex": true}),
+        );
+        assert!(text(&r, 0).contains("for 'f7\\(\\)' in"), "{}", text(&r, 0));
+    }
+}
