@@ -376,6 +376,15 @@ fn find_references_is_no_oracle_for_a_secret_equal_to_an_identifier() {
         fx.file("deploy.sh", format!("export GH={secret}\nrun {secret}\n"));
         fx.file("conf.rb", format!("token = {secret}\n"));
         let mut m = connect(&fx, mode);
+        // Nor does a word of the placeholder that stands in for it.
+        for word in ["redacted", "github"] {
+            let r = call_ok(&mut m, "find_references", json!({"identifier": word}));
+            assert_eq!(r["structuredContent"]["total_references"], 0, "{word}: {r}");
+            assert_eq!(
+                r["structuredContent"]["redaction"]["count"], 0,
+                "{word}: {r}"
+            );
+        }
         let r = call_ok(&mut m, "find_references", json!({"identifier": token}));
         assert!(!r.to_string().contains(token), "{r}");
         let mut s = r["structuredContent"].clone();
