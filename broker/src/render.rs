@@ -63,7 +63,7 @@ pub struct Rendered {
     pub worker_redaction: RedactionCounts,
 }
 
-fn obj(v: Value) -> Map<String, Value> {
+pub(crate) fn obj(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
         _ => Map::new(),
@@ -71,7 +71,7 @@ fn obj(v: Value) -> Map<String, Value> {
 }
 
 /// How a workspace-relative path is shown in prose: `<root>/` for the root.
-fn display(rel: &str, root: &str) -> String {
+pub(crate) fn display(rel: &str, root: &str) -> String {
     if rel.is_empty() || rel == "." {
         format!("{root}/")
     } else {
@@ -79,13 +79,13 @@ fn display(rel: &str, root: &str) -> String {
     }
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The notes for files a walking tool skipped: nothing it met goes
 /// uncounted, and the reason is given.
-fn skipped_notes(r: &SkipReasons, n: &mut Vec<String>) {
+pub(crate) fn skipped_notes(r: &SkipReasons, n: &mut Vec<String>) {
     let content = r.binary + r.too_large + r.hard_link;
     if content > 0 {
         n.push(format!(
@@ -115,7 +115,7 @@ fn skipped_notes(r: &SkipReasons, n: &mut Vec<String>) {
 }
 
 /// The non-zero skip counts, by reason.
-fn skipped_json(r: &SkipReasons) -> Value {
+pub(crate) fn skipped_json(r: &SkipReasons) -> Value {
     let mut m = serde_json::Map::new();
     for (k, v) in [
         ("path_too_long", r.path_too_long),
@@ -165,7 +165,7 @@ fn stopped_json(stopped_by: &[Limit]) -> Value {
     Value::Array(stopped_by.iter().map(|l| Value::from(l.as_str())).collect())
 }
 
-fn notes(summary: &mut String, notes: &[String]) {
+pub(crate) fn notes(summary: &mut String, notes: &[String]) {
     if notes.is_empty() {
         summary.push('.');
     } else {
@@ -204,6 +204,14 @@ pub fn work_estimate(out: &ToolOutput) -> usize {
         }
         ToolOutput::ListDirectory(o) => ITEM * o.entries.len(),
         ToolOutput::GitLog(o) => ITEM * o.commits.len(),
+        ToolOutput::FindFiles(o) => ITEM * o.files.len(),
+        ToolOutput::DirectoryTree(o) => ITEM * o.entries.len(),
+        ToolOutput::FileOutline(o) => o
+            .items
+            .iter()
+            .map(|i| ITEM + i.signature.len())
+            .sum::<usize>(),
+        ToolOutput::FindReferences(o) => o.references.iter().map(|r| ITEM + r.text.len()).sum(),
         ToolOutput::ProjectOverview(o) => {
             ITEM * (o.languages.len()
                 + o.manifests.len()
@@ -224,7 +232,11 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::ProjectOverview(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitLog(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitDiff(o) => std::mem::take(&mut o.redaction),
-        ToolOutput::ListDirectory(_) => RedactionCounts::default(),
+        ToolOutput::FileOutline(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::FindReferences(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ListDirectory(_) | ToolOutput::FindFiles(_) | ToolOutput::DirectoryTree(_) => {
+            RedactionCounts::default()
+        }
     };
     let scan_path = match &out {
         ToolOutput::ReadFile(o) => Some(o.path.clone()),
@@ -239,6 +251,10 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
 
 fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
     match out {
+        ToolOutput::FindFiles(o) => crate::render_nav::find_files(request, o, root),
+        ToolOutput::DirectoryTree(o) => crate::render_nav::directory_tree(o, root),
+        ToolOutput::FileOutline(o) => crate::render_nav::file_outline(o),
+        ToolOutput::FindReferences(o) => crate::render_nav::find_references(request, o, root),
         ToolOutput::ReadFile(o) => {
             let summary = if o.total_lines == 0 {
                 format!(
@@ -683,7 +699,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
     }
 }
 
-fn method_str(m: SymbolMethod) -> &'static str {
+pub(crate) fn method_str(m: SymbolMethod) -> &'static str {
     match m {
         SymbolMethod::Parsed => "parsed",
         SymbolMethod::Pattern => "pattern",

@@ -93,6 +93,19 @@ pub const MAX_GLOBS: usize = 20;
 /// Longest single `file_glob` entry.
 pub const MAX_GLOB_CHARS: usize = 200;
 
+/// Longest paging cursor, in characters (schema `maxLength`). A cursor is
+/// 17 bytes (version, query fingerprint, position) in unpadded base64url:
+/// 23 characters; anything longer is not one this server issued.
+pub const MAX_CURSOR_CHARS: usize = 64;
+/// Deepest `directory_tree` (levels below its top). Beyond ten levels a tree
+/// is rarely an overview; the entry cap bounds the cost either way.
+pub const MAX_TREE_DEPTH: u8 = 10;
+/// `directory_tree` depth when none is asked for.
+pub const TREE_DEPTH_DEFAULT: u8 = 3;
+/// Most definitions one `file_outline` answer lists (the file's first ones
+/// in source order; `truncated` says when there were more).
+pub const OUTLINE_MAX_ITEMS: usize = 1_000;
+
 /// Bytes sniffed for a NUL to call a file binary (8 KiB, as git does).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// Default of `server.max_answer_bytes`: the largest tool answer as sent,

@@ -68,6 +68,14 @@ pub enum Request {
     GitLog(GitLogArgs),
     /// `git_diff`.
     GitDiff(GitDiffArgs),
+    /// `find_files`.
+    FindFiles(FindFilesArgs),
+    /// `directory_tree`.
+    DirectoryTree(DirectoryTreeArgs),
+    /// `file_outline`.
+    FileOutline(FileOutlineArgs),
+    /// `find_references`.
+    FindReferences(FindReferencesArgs),
 }
 
 /// Arguments of `read_file`.
@@ -201,4 +209,58 @@ pub struct GitDiffArgs {
     pub path: Option<String>,
     /// Lines of context (0..=10); `None` = git's default.
     pub context_lines: Option<u8>,
+}
+
+/// Arguments of `find_files`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindFilesArgs {
+    /// Directory to search beneath; `.` is the root.
+    pub path: String,
+    /// Glob the relative path or the base name must match; `None` = any.
+    pub glob: Option<String>,
+    /// Case-insensitive substring the base name must contain; `None` = any.
+    pub name: Option<String>,
+    /// Honour `.gitignore`/`.ignore` files.
+    pub respect_gitignore: bool,
+    /// Most paths wanted in this page (already capped by the broker).
+    pub max_results: u32,
+    /// Paths of the whole answer already given in earlier pages (decoded
+    /// by the broker from a cursor it issued): this page starts after them.
+    pub skip: u64,
+}
+
+/// Arguments of `directory_tree`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectoryTreeArgs {
+    /// Directory at the top of the tree; `.` is the root.
+    pub path: String,
+    /// Levels below `path` to show (1 = its immediate contents).
+    pub depth: u8,
+    /// Most entries in the tree (already capped by the broker).
+    pub max_entries: u32,
+    /// Include names starting with `.`.
+    pub include_hidden: bool,
+}
+
+/// Arguments of `file_outline`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileOutlineArgs {
+    /// The file to outline.
+    pub path: String,
+}
+
+/// Arguments of `find_references`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindReferencesArgs {
+    /// The identifier, matched as a whole word, case-sensitively.
+    pub identifier: String,
+    /// Directory or file to search.
+    pub path: String,
+    /// Globs a file must match (relative path or base name); empty = all.
+    pub file_globs: Vec<String>,
+    /// Most references wanted in this page (already capped by the broker).
+    pub max_results: u32,
+    /// References of the whole answer already given in earlier pages
+    /// (decoded by the broker from a cursor it issued).
+    pub skip: u64,
 }

@@ -71,6 +71,14 @@ pub enum ToolOutput {
     GitLog(GitLogOutput),
     /// `git_diff`.
     GitDiff(GitDiffOutput),
+    /// `find_files`.
+    FindFiles(FindFilesOutput),
+    /// `directory_tree`.
+    DirectoryTree(DirectoryTreeOutput),
+    /// `file_outline`.
+    FileOutline(FileOutlineOutput),
+    /// `find_references`.
+    FindReferences(FindReferencesOutput),
 }
 
 /// What the worker's redaction of whole sources replaced for one answer:
@@ -502,5 +510,162 @@ pub struct GitDiffOutput {
     #[serde(default)]
     pub next_path: Option<String>,
     /// What redacting each side's whole text before diffing replaced.
+    pub redaction: RedactionCounts,
+}
+
+/// Why a walking answer stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Cut {
+    /// The page is full (`max_results`, `max_entries`): a cursor or a
+    /// larger limit continues it.
+    PageFull,
+    /// The walk reached the per-call file cap (`max_search_files`): only a
+    /// narrower `path` sees the rest.
+    FileCap,
+    /// The answer reached the byte cap (`max_result_bytes`).
+    ByteCap,
+    /// The time budget ran out.
+    TimeBudget,
+    /// Directories at the depth limit were not expanded.
+    Depth,
+}
+
+/// One file found by `find_files`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoundFile {
+    /// Workspace-relative POSIX path (text form).
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+}
+
+/// Output of `find_files`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindFilesOutput {
+    /// Workspace-relative path searched beneath (`.` for the root).
+    pub path: String,
+    /// This page, sorted by path (byte order of the text form).
+    pub files: Vec<FoundFile>,
+    /// Matching files in the whole walk, this page and every other.
+    pub total_matches: u64,
+    /// Why the answer stops early, if it does.
+    pub cut: Option<Cut>,
+    /// Entries the walk could not examine, by reason.
+    #[serde(default)]
+    pub skipped_reasons: SkipReasons,
+}
+
+/// One entry of `directory_tree`, in pre-order: its parent is the nearest
+/// earlier directory one level up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeEntry {
+    /// Base name (text form).
+    pub name: String,
+    /// Levels below the tree's top (1 = an immediate child).
+    pub depth: u8,
+    /// Directory or file.
+    pub kind: EntryKind,
+    /// Size in bytes (0 for directories).
+    pub size_bytes: u64,
+    /// For directories not expanded (the depth limit, or a generated tree
+    /// walks skip): how many visible entries it holds; `None` when expanded
+    /// (or a file).
+    pub unexpanded: Option<u64>,
+}
+
+/// Output of `directory_tree`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectoryTreeOutput {
+    /// Workspace-relative path of the top (`.` for the root).
+    pub path: String,
+    /// Entries in pre-order: directories first, then files, each group
+    /// sorted by lower-cased name.
+    pub entries: Vec<TreeEntry>,
+    /// The depth asked for.
+    pub depth: u8,
+    /// Why the tree is incomplete, if it is (the entry cap wins over depth).
+    pub cut: Option<Cut>,
+    /// Entries refused by the denylist (counted, never named).
+    pub hidden_by_denylist: u64,
+    /// Symbolic links skipped.
+    pub symlinks_skipped: u64,
+    /// FIFOs, sockets and device nodes skipped.
+    pub special_skipped: u64,
+    /// Directories that could not be listed.
+    pub unreadable: u64,
+}
+
+/// One definition of `file_outline`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutlineItem {
+    /// The defined name.
+    pub name: String,
+    /// What the language calls it (`struct`, `trait`, `interface`, `def`
+    /// forms as `function`/`method`, ...).
+    pub kind: String,
+    /// The `find_symbol` kind it counts as.
+    pub symbol_kind: SymbolKind,
+    /// 1-based first line (the name's line).
+    pub line: u64,
+    /// 1-based last line of the definition (`line` when unknown).
+    pub end_line: u64,
+    /// Dotted qualified name of the enclosing definition or scope; empty
+    /// at file level.
+    pub parent: String,
+    /// Signature text (cut to the signature cap).
+    pub signature: String,
+}
+
+/// Output of `file_outline`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileOutlineOutput {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// Language name; `None` when the file's language is not known.
+    pub language: Option<String>,
+    /// Parsed or pattern; `None` when the language is not known.
+    pub method: Option<SymbolMethod>,
+    /// Definitions in source order.
+    pub items: Vec<OutlineItem>,
+    /// Stopped at the definition cap.
+    pub truncated: bool,
+    /// What redacting the file replaced.
+    pub redaction: RedactionCounts,
+}
+
+/// One occurrence found by `find_references`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column, in characters.
+    pub column: u64,
+    /// The line (cut to the line cap), from the redacted text.
+    pub text: String,
+}
+
+/// Output of `find_references`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindReferencesOutput {
+    /// Workspace-relative path searched (`.` for the root).
+    pub path: String,
+    /// This page, sorted by path, line, column.
+    pub references: Vec<Reference>,
+    /// Occurrences in the whole search, this page and every other.
+    pub total_references: u64,
+    /// Files searched.
+    pub files_scanned: u64,
+    /// Files whose strings and comments were told apart by a parser.
+    pub parsed_files: u64,
+    /// Files of other languages (or that did not parse), matched as text.
+    pub text_files: u64,
+    /// Why (sums of skipped files).
+    #[serde(default)]
+    pub skipped_reasons: SkipReasons,
+    /// Why the answer stops early, if it does.
+    pub cut: Option<Cut>,
+    /// What redacting the files with references replaced.
     pub redaction: RedactionCounts,
 }

@@ -110,6 +110,10 @@ inspect "stdio tools/call" 'A fixture project' --protocol-era auto "$BIN" serve 
 inspect "http modern tools/list" '"search_code"' --protocol-era modern "$URL" --method tools/list --format json
 inspect "http legacy tools/call" 'Extend the readme' --protocol-era legacy "$URL" --method tools/call --tool-name git_log --tool-args-json '{"limit":5}' --format json
 inspect "http modern tools/call" 'class Engine' --protocol-era modern "$URL" --method tools/call --tool-name search_code --tool-args-json '{"pattern":"engine"}' --format json
+inspect "stdio find_files" 'src/demo/core.py' --protocol-era auto "$BIN" serve --workspace "$WS" --method tools/call --tool-name find_files --tool-args-json '{"glob":"**/*.py"}' --format json
+inspect "stdio directory_tree" 'test_core.py' --protocol-era auto "$BIN" serve --workspace "$WS" --method tools/call --tool-name directory_tree --tool-args-json '{"depth":3}' --format json
+inspect "http modern file_outline" 'def start(self, name)' --protocol-era modern "$URL" --method tools/call --tool-name file_outline --tool-args-json '{"path":"src/demo/core.py"}' --format json
+inspect "http legacy find_references" 'test_core.py' --protocol-era legacy "$URL" --method tools/call --tool-name find_references --tool-args-json '{"identifier":"main"}' --format json
 [[ " ${summary[*]} " == *"inspector"* ]] || note "inspector CLI (stdio + HTTP, tools/list + tools/call): ok"
 
 echo

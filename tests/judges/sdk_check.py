@@ -23,6 +23,10 @@ CALLS: dict[str, tuple[dict, dict]] = {
     "project_overview": ({}, {"path": "../.."}),
     "git_log": ({"limit": 5}, {"path": "../../etc"}),
     "git_diff": ({"revision": "HEAD"}, {"path": "../../etc"}),
+    "find_files": ({"glob": "**/*.py", "max_results": 1}, {"path": "../.."}),
+    "directory_tree": ({"depth": 2}, {"path": "../.."}),
+    "file_outline": ({"path": "src/demo/core.py"}, {"path": "../../etc/passwd"}),
+    "find_references": ({"identifier": "Engine"}, {"identifier": "Engine", "path": "../.."}),
 }
 
 

@@ -492,7 +492,15 @@ impl Server {
                 crate::error::quote(name).trim_matches('\'')
             )));
         };
-        if let Err(problem) = self.registry.validate_input(declaration, args) {
+        let limits = &self.config.sandbox.limits;
+        let args_map = args.as_object().cloned().unwrap_or_default();
+        // A cursor is an argument too: one that is not this server's for
+        // this query is refused like any argument that fails the schema.
+        let paged = self
+            .registry
+            .validate_input(declaration, args)
+            .and_then(|()| tool.to_paged_request(&args_map, limits));
+        if let Some(problem) = paged.as_ref().err().cloned() {
             if !validation_is_tool_error(version) {
                 return Err(invalid(problem));
             }
@@ -524,9 +532,9 @@ impl Server {
             facts.findings = findings;
             return Ok(Value::Object(result));
         }
-        let args_map = args.as_object().cloned().unwrap_or_default();
-        let limits = &self.config.sandbox.limits;
-        let request = tool.to_request(&args_map, limits);
+        let Ok(request) = paged else {
+            return Err(invalid("the arguments could not be read".into()));
+        };
         let budget = Duration::from_millis(limits.tool_timeout_ms);
         let path_arg = args_map.get("path").and_then(Value::as_str);
         let started = Instant::now();
@@ -731,41 +739,12 @@ pub fn decode_cursor(cursor: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 fn base64url(data: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=chunk.len() {
-            out.push(char::from(B64[(n >> (18 - 6 * i)) as usize & 63]));
-        }
-    }
-    out
+    crate::cursor::base64url(data)
 }
 
 fn unbase64url(s: &str) -> Option<Vec<u8>> {
-    if s.len() > 64 || s.len() % 4 == 1 {
-        return None;
-    }
-    let mut bits = 0u32;
-    let mut nbits = 0u32;
-    let mut out = Vec::new();
-    for c in s.bytes() {
-        let v = u32::try_from(B64.iter().position(|x| *x == c)?).ok()?;
-        bits = (bits << 6) | v;
-        nbits += 6;
-        if nbits >= 8 {
-            nbits -= 8;
-            out.push(u8::try_from((bits >> nbits) & 0xFF).ok()?);
-        }
-    }
-    Some(out)
+    crate::cursor::unbase64url(s, 64)
 }
 
 #[cfg(test)]

@@ -8,7 +8,11 @@ use std::collections::BTreeMap;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, Run, run_moat};
 use serde_json::{Value, json};
 
-const SORTED_TOOLS: [&str; 7] = [
+const SORTED_TOOLS: [&str; 11] = [
+    "directory_tree",
+    "file_outline",
+    "find_files",
+    "find_references",
     "find_symbol",
     "git_diff",
     "git_log",
@@ -93,7 +97,7 @@ fn doctor_prints_the_report_lines() {
     // workers can start no program.
     assert_eq!(
         d["tools"],
-        format!("7 ({})", SORTED_TOOLS.join(", ")),
+        format!("11 ({})", SORTED_TOOLS.join(", ")),
         "{run}"
     );
     assert_eq!(

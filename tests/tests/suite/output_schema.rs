@@ -162,6 +162,23 @@ fn real_results_validate_against_their_output_schema() {
                 ("list_directory", json!({"include_hidden": true})),
                 ("list_directory", json!({"path": "src"})),
                 ("list_directory", json!({"path": "node_modules"})),
+                ("find_files", json!({})),
+                ("find_files", json!({"glob": "**/*.rs", "max_results": 1})),
+                ("find_files", json!({"max_results": 1})),
+                ("directory_tree", json!({})),
+                ("directory_tree", json!({"depth": 1})),
+                (
+                    "directory_tree",
+                    json!({"max_entries": 1, "include_hidden": true}),
+                ),
+                ("file_outline", json!({"path": "src/main.rs"})),
+                ("file_outline", json!({"path": "key.py"})),
+                ("file_outline", json!({"path": "empty.txt"})),
+                ("find_references", json!({"identifier": "main"})),
+                (
+                    "find_references",
+                    json!({"identifier": "AWS_ACCESS_KEY_ID", "max_results": 1}),
+                ),
             ];
             for (tool, args) in calls {
                 let r = m.call(tool, args.clone());
@@ -194,6 +211,14 @@ fn every_result_reports_redaction_refusals_included() {
             ("list_directory", json!({})),
             ("list_directory", json!({"path": "empty.txt"})),
             ("list_directory", json!({"path": ".."})),
+            ("find_files", json!({"path": "src"})),
+            ("find_files", json!({"cursor": "AAAA"})),
+            ("directory_tree", json!({"path": "pipe"})),
+            ("file_outline", json!({"path": "deploy.pem"})),
+            (
+                "find_references",
+                json!({"identifier": "main", "path": "link"}),
+            ),
         ];
         for (tool, args) in calls {
             let r = m.call(tool, args.clone());

@@ -177,6 +177,8 @@ pub struct CompiledQuery {
     literal: Regex,
     patterns: pattern::PatternSet,
     max_results: usize,
+    /// Every name matches (an outline, not a query).
+    any_name: bool,
 }
 
 impl CompiledQuery {
@@ -208,6 +210,24 @@ impl CompiledQuery {
             literal,
             patterns,
             max_results: MAX_SEARCH_RESULTS_MAX as usize,
+            any_name: false,
+        })
+    }
+
+    /// The query every definition matches, whatever its name or kind: a
+    /// file's outline.
+    fn everything(max_results: usize) -> Result<CompiledQuery, QueryError> {
+        let literal = Regex::new("").map_err(|e| QueryError::Pattern(e.to_string()))?;
+        let patterns =
+            pattern::PatternSet::any().map_err(|e| QueryError::Pattern(e.to_string()))?;
+        Ok(CompiledQuery {
+            name: String::new(),
+            exact: true,
+            kind: None,
+            literal,
+            patterns,
+            max_results: max_results.max(1),
+            any_name: true,
         })
     }
 
@@ -231,7 +251,9 @@ impl CompiledQuery {
     /// case-insensitive substring).
     #[must_use]
     pub fn matches_name(&self, name: &str) -> bool {
-        if self.exact {
+        if self.any_name {
+            true
+        } else if self.exact {
             name == self.name
         } else {
             self.literal.is_match(name)
@@ -242,7 +264,7 @@ impl CompiledQuery {
     /// does not cannot define the name).
     #[must_use]
     pub fn may_occur_in(&self, source: &str) -> bool {
-        self.literal.is_match(source)
+        self.any_name || self.literal.is_match(source)
     }
 
     /// Whether a definition of this name and kind is wanted.
@@ -317,6 +339,195 @@ pub fn find_in_source(
         Ok(compiled) => compiled.find_in_source(lang, rel_path, source),
         Err(_) => FileDefinitions::default(),
     }
+}
+
+/// One definition of a file's outline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlineEntry {
+    /// The definition as `find_symbol` reports it.
+    pub definition: Definition,
+    /// What the language calls it (`struct`, `trait`, `interface`, ...).
+    pub kind: &'static str,
+    /// 1-based last line (the first line when the method cannot tell).
+    pub end_line: u64,
+}
+
+/// A file's outline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outline {
+    /// Definitions in source order, at most the `max` asked for.
+    pub entries: Vec<OutlineEntry>,
+    /// The method used; `None` when the deadline passed during the parse.
+    pub method: Option<SymbolMethod>,
+    /// More than `max` definitions were found.
+    pub truncated: bool,
+}
+
+/// Every definition in one file, by the parser where the language has one
+/// and the file parses, else by the patterns (`find_symbol`'s two methods,
+/// with the same kinds), each with what its language calls it and where it
+/// ends.
+#[must_use]
+pub fn outline(
+    lang: Language,
+    rel_path: &str,
+    source: &str,
+    max: usize,
+    deadline: Option<Instant>,
+) -> Outline {
+    let Ok(query) = CompiledQuery::everything(max.saturating_add(1)) else {
+        return Outline::default();
+    };
+    let finish = |mut entries: Vec<OutlineEntry>, method| {
+        let truncated = entries.len() > max;
+        entries.truncate(max);
+        Outline {
+            entries,
+            method: Some(method),
+            truncated,
+        }
+    };
+    if lang.is_parsed() && source.len() <= PARSE_MAX_BYTES {
+        match treesitter::extents(&query, lang, rel_path, source, deadline) {
+            Ok(found) => {
+                let entries = found
+                    .into_iter()
+                    .map(|(definition, extent)| OutlineEntry {
+                        kind: language_kind(
+                            &extent.node_kind,
+                            definition.kind,
+                            source,
+                            &definition,
+                        ),
+                        end_line: extent.end_line.max(definition.line),
+                        definition,
+                    })
+                    .collect();
+                return finish(entries, SymbolMethod::Parsed);
+            }
+            Err(treesitter::Outcome::TimedOut) => return Outline::default(),
+            Err(_) => {}
+        }
+    }
+    let entries = query
+        .patterns
+        .find(&query, lang, rel_path, source)
+        .into_iter()
+        .map(|definition| OutlineEntry {
+            kind: pattern_kind(&definition),
+            end_line: definition.line,
+            definition,
+        })
+        .collect();
+    finish(entries, SymbolMethod::Pattern)
+}
+
+/// Whether each byte range of `source` is code rather than inside a string
+/// or a comment, by the language's parser; `None` when it has none, the file
+/// is too large to parse or does not parse cleanly, or the deadline passed.
+#[must_use]
+pub fn code_ranges(
+    lang: Language,
+    rel_path: &str,
+    source: &str,
+    ranges: &[std::ops::Range<usize>],
+    deadline: Option<Instant>,
+) -> Option<Vec<bool>> {
+    if !lang.is_parsed() || source.len() > PARSE_MAX_BYTES {
+        return None;
+    }
+    treesitter::code_ranges(lang, rel_path, source, ranges, deadline)
+}
+
+/// What the language calls a parsed definition, from the grammar's node
+/// kind: `find_symbol`'s kinds are coarse (a Rust `struct` and a Java
+/// `interface` are both `class` there); an outline names them as written.
+fn language_kind(
+    node_kind: &str,
+    kind: SymbolKind,
+    source: &str,
+    definition: &Definition,
+) -> &'static str {
+    let named = match node_kind {
+        "struct_item" | "struct_specifier" => Some("struct"),
+        "enum_item" | "enum_specifier" | "enum_declaration" => Some("enum"),
+        "union_item" | "union_specifier" => Some("union"),
+        "trait_item" => Some("trait"),
+        "class_definition" | "class_declaration" | "class_specifier" | "class" => Some("class"),
+        "abstract_class_declaration" => Some("abstract class"),
+        "interface_declaration" => Some("interface"),
+        "record_declaration" => Some("record"),
+        "annotation_type_declaration" => Some("annotation type"),
+        "constructor_declaration" => Some("constructor"),
+        "const_item" | "const_spec" => Some("const"),
+        "static_item" => Some("static"),
+        "var_spec" => Some("var"),
+        "macro_definition" | "preproc_def" | "preproc_function_def" => Some("macro"),
+        "type_definition" => Some("typedef"),
+        "alias_declaration" => Some("using"),
+        "type_alias_declaration" => Some("type alias"),
+        "field_declaration" if kind == SymbolKind::Variable => Some("field"),
+        "lexical_declaration" | "variable_declaration" => {
+            // `const`, `let` or `var`: the keyword the binding was written with.
+            let at = source
+                .lines()
+                .nth(usize::try_from(definition.line.saturating_sub(1)).unwrap_or(usize::MAX))
+                .unwrap_or("");
+            ["const", "let", "var"]
+                .into_iter()
+                .find(|k| at.split(|c: char| !c.is_alphanumeric()).any(|w| w == *k))
+        }
+        "type_spec" => {
+            let sig = definition.signature.as_str();
+            if sig.contains(" struct") {
+                Some("struct")
+            } else if sig.contains(" interface") {
+                Some("interface")
+            } else {
+                Some("type")
+            }
+        }
+        _ => None,
+    };
+    named.unwrap_or(match kind {
+        SymbolKind::Class => "class",
+        SymbolKind::Function => "function",
+        SymbolKind::Method => "method",
+        SymbolKind::Variable => "variable",
+        SymbolKind::Type => "type",
+        SymbolKind::Binding => "binding",
+    })
+}
+
+/// What a pattern-found definition is called: the keyword it was found by.
+fn pattern_kind(definition: &Definition) -> &'static str {
+    const KEYWORDS: [&str; 17] = [
+        "class",
+        "interface",
+        "trait",
+        "struct",
+        "enum",
+        "protocol",
+        "function",
+        "func",
+        "fn",
+        "def",
+        "sub",
+        "proc",
+        "type",
+        "const",
+        "let",
+        "var",
+        "val",
+    ];
+    let words: Vec<&str> = definition
+        .signature
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .collect();
+    words
+        .iter()
+        .find_map(|w| KEYWORDS.iter().find(|k| *k == w).copied())
+        .unwrap_or(definition.kind.as_str())
 }
 
 /// Sort one call's definitions for the answer: parsed before

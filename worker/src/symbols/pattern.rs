@@ -68,13 +68,18 @@ impl PatternSet {
         } else {
             format!(r"\w*{escaped}\w*")
         };
+        PatternSet::with_fragment(&fragment, !exact)
+    }
+
+    /// Compile the forms with `fragment` where the name goes.
+    fn with_fragment(fragment: &str, case_insensitive: bool) -> Result<PatternSet, regex::Error> {
         let forms = FORMS
             .iter()
             .map(|&(kind, template)| {
-                let pattern = template.replace("{symbol}", &fragment);
+                let pattern = template.replace("{symbol}", fragment);
                 RegexBuilder::new(&pattern)
                     .multi_line(true)
-                    .case_insensitive(!exact)
+                    .case_insensitive(case_insensitive)
                     .size_limit(super::REGEX_SIZE_LIMIT)
                     .dfa_size_limit(super::REGEX_DFA_SIZE_LIMIT)
                     .build()
@@ -82,6 +87,11 @@ impl PatternSet {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PatternSet { forms })
+    }
+
+    /// The forms for any name (a file's outline): any word.
+    pub(crate) fn any() -> Result<PatternSet, regex::Error> {
+        PatternSet::with_fragment(r"\w+", false)
     }
 
     /// The definitions the forms find in `source`, in source order, at most

@@ -146,18 +146,106 @@ pub(crate) fn definitions(
     source: &str,
     deadline: Option<Instant>,
 ) -> Outcome {
+    match extents(query, lang, rel_path, source, deadline) {
+        Ok(found) => Outcome::Parsed(found.into_iter().map(|(d, _)| d).collect()),
+        Err(outcome) => outcome,
+    }
+}
+
+/// Where a parsed definition ends and what its syntax node is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Extent {
+    /// 1-based last line of the definition's node.
+    pub(crate) end_line: u64,
+    /// The grammar's kind of the node the definition was found at
+    /// (`struct_item`, `class_declaration`, ...).
+    pub(crate) node_kind: String,
+}
+
+/// As [`definitions`], with each definition's [`Extent`]; `Err` holds the
+/// outcome when the file did not parse (or the deadline passed).
+pub(crate) fn extents(
+    query: &CompiledQuery,
+    lang: Language,
+    rel_path: &str,
+    source: &str,
+    deadline: Option<Instant>,
+) -> Result<Vec<(Definition, Extent)>, Outcome> {
     for &grammar in grammars(lang, rel_path) {
         match parse(grammar, source, deadline) {
             Parsed::Tree(tree) => {
                 let mut cx = Cx::new(query, lang, rel_path, source, grammar);
                 walk(&tree, grammar.visit(), &mut cx);
-                return Outcome::Parsed(cx.finish());
+                return Ok(cx.finish());
             }
             Parsed::Error => {}
-            Parsed::TimedOut => return Outcome::TimedOut,
+            Parsed::TimedOut => return Err(Outcome::TimedOut),
         }
     }
-    Outcome::SyntaxError
+    Err(Outcome::SyntaxError)
+}
+
+/// Whether each byte range of `source` lies in code rather than inside a
+/// string or a comment, by the language's parser: `None` when the language
+/// has none or the file does not parse cleanly (or the deadline passed).
+///
+/// A range is outside code when a node containing it is a comment or a
+/// string literal, unless a nearer one is an interpolation back into code
+/// (`${x}` in a template string, `{x}` in an f-string).
+pub(crate) fn code_ranges(
+    lang: Language,
+    rel_path: &str,
+    source: &str,
+    ranges: &[std::ops::Range<usize>],
+    deadline: Option<Instant>,
+) -> Option<Vec<bool>> {
+    for &grammar in grammars(lang, rel_path) {
+        match parse(grammar, source, deadline) {
+            Parsed::Tree(tree) => {
+                let root = tree.root_node();
+                return Some(
+                    ranges
+                        .iter()
+                        .map(|r| {
+                            root.descendant_for_byte_range(r.start, r.end)
+                                .is_none_or(in_code)
+                        })
+                        .collect(),
+                );
+            }
+            Parsed::Error => {}
+            Parsed::TimedOut => return None,
+        }
+    }
+    None
+}
+
+/// Whether `node` is code: no ancestor (itself included) up to the nearest
+/// interpolation is a comment, a string or a character literal.
+fn in_code(node: Node<'_>) -> bool {
+    let mut at = Some(node);
+    while let Some(n) = at {
+        let kind = n.kind();
+        if matches!(
+            kind,
+            "interpolation" | "template_substitution" | "format_expression"
+        ) {
+            return true;
+        }
+        if kind.contains("comment")
+            || kind.contains("string")
+            || kind == "char_literal"
+            || kind == "character_literal"
+            || kind == "rune_literal"
+            || kind == "heredoc_body"
+            || kind == "text_block"
+            || kind == "regex"
+        {
+            return false;
+        }
+        at = n.parent();
+    }
+    true
 }
 
 enum Parsed {
@@ -301,7 +389,9 @@ pub(crate) struct Cx<'a> {
     scopes: Vec<Scope>,
     current: usize,
     outer: Option<Node<'a>>,
-    found: Vec<(usize, Definition)>,
+    /// The node being visited (a definition emitted now ends where it does).
+    visiting: Option<Node<'a>>,
+    found: Vec<(usize, Definition, (Extent, u16))>,
 }
 
 impl<'a> Cx<'a> {
@@ -326,6 +416,7 @@ impl<'a> Cx<'a> {
             }],
             current: 0,
             outer: None,
+            visiting: None,
             found: Vec::new(),
         }
     }
@@ -402,7 +493,17 @@ impl<'a> Cx<'a> {
             language: self.lang.name().to_owned(),
             method: SymbolMethod::Parsed,
         };
-        self.found.push((at.start_byte(), definition));
+        let (end, node_kind) = self
+            .visiting
+            .map_or((at.end_position().row, at.kind_id()), |n| {
+                (n.end_position().row, n.kind_id())
+            });
+        let extent = Extent {
+            end_line: u64::try_from(end).unwrap_or(u64::MAX).saturating_add(1),
+            node_kind: String::new(),
+        };
+        let node_kind = (extent, node_kind);
+        self.found.push((at.start_byte(), definition, node_kind));
     }
 
     fn is_full(&self) -> bool {
@@ -488,10 +589,20 @@ impl<'a> Cx<'a> {
         out.finish()
     }
 
-    fn finish(mut self) -> Vec<Definition> {
-        self.found.sort_by_key(|(offset, _)| *offset);
+    fn finish(mut self) -> Vec<(Definition, Extent)> {
+        self.found.sort_by_key(|(offset, _, _)| *offset);
         self.found.truncate(self.query.max_results);
-        self.found.into_iter().map(|(_, d)| d).collect()
+        let language = self.grammar.language();
+        self.found
+            .into_iter()
+            .map(|(_, d, (mut e, id))| {
+                language
+                    .node_kind_for_id(id)
+                    .unwrap_or("")
+                    .clone_into(&mut e.node_kind);
+                (d, e)
+            })
+            .collect()
     }
 }
 
@@ -515,6 +626,7 @@ fn walk<'t>(tree: &'t Tree, visit: Visit, cx: &mut Cx<'t>) {
         }
         cx.current = frame.scope;
         cx.outer = frame.outer;
+        cx.visiting = Some(frame.node);
         let (scope, outer) = match visit(frame.node, cx) {
             Step::Skip => continue,
             Step::Descend => (frame.scope, None),

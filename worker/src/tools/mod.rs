@@ -8,6 +8,10 @@ use moat_protocol::response::Response;
 use crate::deadline::Deadline;
 use crate::workspace::Workspace;
 
+pub mod directory_tree;
+pub mod file_outline;
+pub mod find_files;
+pub mod find_references;
 pub mod git_diff;
 pub mod git_log;
 pub mod list_dir;
@@ -29,6 +33,10 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::ProjectOverview(a) => overview::run(ws, a, &deadline),
         Request::GitLog(a) => git_log::run(ws, a, &deadline),
         Request::GitDiff(a) => git_diff::run(ws, a, &deadline),
+        Request::FindFiles(a) => find_files::run(ws, a, &deadline),
+        Request::DirectoryTree(a) => directory_tree::run(ws, a, &deadline),
+        Request::FileOutline(a) => file_outline::run(ws, a, &deadline),
+        Request::FindReferences(a) => find_references::run(ws, a, &deadline),
     };
     Response::Done(result)
 }

@@ -179,7 +179,7 @@ pub fn run(
     }))
 }
 
-fn build_globs(globs: &[String]) -> Result<Option<GlobSet>, WireError> {
+pub(crate) fn build_globs(globs: &[String]) -> Result<Option<GlobSet>, WireError> {
     if globs.is_empty() {
         return Ok(None);
     }

@@ -1,0 +1,198 @@
+//! `directory_tree`: a directory's tree, bounded by depth and entries.
+//!
+//! Each directory is listed exactly as `list_directory` lists it (one
+//! no-follow listing through the opener, no symbolic link followed or
+//! named, denied entries counted and never named, FIFOs, sockets and
+//! devices counted and never opened, names starting with `.` only when
+//! asked for). Generated trees that walks skip (`node_modules`, `target`,
+//! ...) are shown but not expanded.
+//!
+//! Directories are listed breadth first, so an entry cap keeps the shallow
+//! levels whole and cuts the deep ones; the answer is then given in
+//! pre-order (a parent before its children; directories first, then files,
+//! each group by lower-cased name). A directory that is not expanded (depth
+//! limit, skip list, or left over when the entry cap was reached) carries the
+//! number of entries it would show, so a cut is always visible where it
+//! happened.
+
+use std::collections::VecDeque;
+
+use moat_protocol::request::DirectoryTreeArgs;
+use moat_protocol::response::{Cut, DirectoryTreeOutput, EntryKind, ToolOutput, TreeEntry};
+use moat_protocol::wire_error::WireError;
+
+use crate::deadline::Deadline;
+use crate::fs::containment::{self, ContainedPath};
+use crate::fs::skiplist;
+use crate::fs::symlinks::{self, Kind, RawEntry};
+use crate::workspace::Workspace;
+
+struct Node {
+    entry: TreeEntry,
+    children: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Counts {
+    denied: u64,
+    symlinks: u64,
+    special: u64,
+}
+
+/// The visible entries of one listing, directories first, then files, each
+/// by lower-cased name; what was left out is added to `counts`.
+fn visible(
+    ws: &Workspace,
+    dir: &ContainedPath,
+    raw: Vec<RawEntry>,
+    include_hidden: bool,
+    counts: &mut Counts,
+) -> Vec<(String, Kind, u64)> {
+    let mut out = Vec::new();
+    for entry in raw {
+        let Some(meta) = entry.meta else { continue };
+        if meta.kind == Kind::Symlink {
+            counts.symlinks += 1;
+            continue;
+        }
+        if !include_hidden && entry.name.starts_with('.') && entry.name != ".github" {
+            continue;
+        }
+        if ws
+            .denylist()
+            .check_last(dir.child(&entry.name).rel())
+            .is_some()
+        {
+            counts.denied += 1;
+            continue;
+        }
+        match meta.kind {
+            Kind::Directory | Kind::File => out.push((entry.name, meta.kind, meta.size)),
+            Kind::Special(_) | Kind::Symlink => counts.special += 1,
+        }
+    }
+    out.sort_by_cached_key(|(name, kind, _)| {
+        (*kind != Kind::Directory, name.to_lowercase(), name.clone())
+    });
+    out
+}
+
+/// Run `directory_tree`.
+pub fn run(
+    ws: &Workspace,
+    args: &DirectoryTreeArgs,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
+    let top = containment::resolve(ws, &args.path)?;
+    let top_raw = symlinks::read_dir(ws, &top)?;
+    let depth = args.depth.clamp(1, moat_protocol::limits::MAX_TREE_DEPTH);
+    let cap = args.max_entries.clamp(1, ws.limits().max_directory_entries) as usize;
+    let mut counts = Counts::default();
+    let mut unreadable = 0u64;
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut roots: Vec<usize> = Vec::new();
+    // (directory, its node (None for the top), depth of its entries, listing)
+    let mut queue: VecDeque<(ContainedPath, Option<usize>, u8)> = VecDeque::new();
+    let mut cut: Option<Cut> = None;
+    let mut depth_cut = false;
+    let mut pending = Some(top_raw);
+    queue.push_back((top.clone(), None, 1));
+    while let Some((dir, parent, level)) = queue.pop_front() {
+        if deadline.expired() {
+            cut = Some(Cut::TimeBudget);
+            queue.push_front((dir, parent, level));
+            break;
+        }
+        let raw = match pending.take() {
+            Some(raw) => raw,
+            None => match symlinks::read_dir(ws, &dir) {
+                Ok(raw) => raw,
+                Err(_) => {
+                    unreadable += 1;
+                    continue;
+                }
+            },
+        };
+        for (name, kind, size) in visible(ws, &dir, raw, args.include_hidden, &mut counts) {
+            if nodes.len() >= cap {
+                cut = Some(Cut::PageFull);
+                break;
+            }
+            let index = nodes.len();
+            let is_dir = kind == Kind::Directory;
+            let child = dir.child(&name);
+            nodes.push(Node {
+                entry: TreeEntry {
+                    name,
+                    depth: level,
+                    kind: if is_dir {
+                        EntryKind::Directory
+                    } else {
+                        EntryKind::File
+                    },
+                    size_bytes: if is_dir { 0 } else { size },
+                    unexpanded: None,
+                },
+                children: Vec::new(),
+            });
+            match parent {
+                Some(p) => nodes[p].children.push(index),
+                None => roots.push(index),
+            }
+            if !is_dir {
+                continue;
+            }
+            if level >= depth || skiplist::is_skipped(child.file_name()) {
+                let held = count_visible(ws, &child, args.include_hidden);
+                nodes[index].entry.unexpanded = Some(held);
+                if held > 0 && level >= depth {
+                    depth_cut = true;
+                }
+            } else {
+                queue.push_back((child, Some(index), level + 1));
+            }
+        }
+        if cut.is_some() {
+            break;
+        }
+    }
+    // Directories that were due to be listed when the tree stopped say what
+    // they hold, like those at the depth limit.
+    for (dir, parent, _) in queue {
+        if let Some(p) = parent {
+            nodes[p].entry.unexpanded = Some(count_visible(ws, &dir, args.include_hidden));
+        }
+    }
+    if cut.is_none() && depth_cut {
+        cut = Some(Cut::Depth);
+    }
+    let mut entries = Vec::with_capacity(nodes.len());
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(i) = stack.pop() {
+        stack.extend(nodes[i].children.iter().rev());
+        entries.push(i);
+    }
+    let mut slots: Vec<Option<TreeEntry>> = nodes.into_iter().map(|n| Some(n.entry)).collect();
+    let entries = entries
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect();
+    Ok(ToolOutput::DirectoryTree(DirectoryTreeOutput {
+        path: top.display().to_owned(),
+        entries,
+        depth,
+        cut,
+        hidden_by_denylist: counts.denied,
+        symlinks_skipped: counts.symlinks,
+        special_skipped: counts.special,
+        unreadable,
+    }))
+}
+
+/// How many entries listing `dir` would show (0 if it cannot be listed).
+fn count_visible(ws: &Workspace, dir: &ContainedPath, include_hidden: bool) -> u64 {
+    match symlinks::read_dir(ws, dir) {
+        Ok(raw) => visible(ws, dir, raw, include_hidden, &mut Counts::default()).len() as u64,
+        Err(_) => 0,
+    }
+}
