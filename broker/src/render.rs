@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Declares, DirEntry, EntryKind, RedactionCounts, SkipReasons, SymbolMethod, ToolOutput,
+    Declares, DirEntry, EntryKind, GitShowOutput, RedactionCounts, Shown, SkipReasons,
+    SymbolMethod, ToolOutput, Truncation,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -151,6 +152,10 @@ pub fn work_estimate(out: &ToolOutput) -> usize {
     match out {
         ToolOutput::ReadFile(o) => o.text.len(),
         ToolOutput::GitDiff(o) => o.diff.len(),
+        ToolOutput::GitShow(o) => match &o.shown {
+            Shown::Commit(c) => c.message.len() + c.text.len(),
+            Shown::File(f) => f.text.len(),
+        },
         ToolOutput::SearchCode(o) => o
             .matches
             .iter()
@@ -192,10 +197,15 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::ProjectOverview(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitLog(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitDiff(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::GitShow(o) => std::mem::take(&mut o.redaction),
         ToolOutput::ListDirectory(_) => RedactionCounts::default(),
     };
     let scan_path = match &out {
         ToolOutput::ReadFile(o) => Some(o.path.clone()),
+        ToolOutput::GitShow(GitShowOutput {
+            shown: Shown::File(f),
+            ..
+        }) => Some(f.path.clone()),
         _ => None,
     };
     Rendered {
@@ -584,6 +594,170 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "withheld_by_denylist": o.withheld_by_denylist, "withheld_unreadable": o.withheld_unreadable
                 })),
                 untrusted: Some(o.diff.clone()),
+                fence_text: FenceText::Whole,
+                worker_redaction: RedactionCounts::default(),
+                scan_path: None,
+            }
+        }
+        ToolOutput::GitShow(o) => render_git_show(o),
+    }
+}
+
+/// The reason member of a result that a limit may cut.
+fn truncation_json(t: Option<Truncation>) -> Value {
+    Value::from(t.map_or("none", Truncation::as_str))
+}
+
+/// The last line of an answer a limit cut: the call that continues it,
+/// with its arguments as JSON.
+fn continue_with(tool: &str, args: &Value) -> String {
+    format!("To continue, call {tool} with {args}.")
+}
+
+fn render_git_show(o: GitShowOutput) -> Rendered {
+    let c = &o.commit;
+    let mut structured = obj(json!({
+        "commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at,
+        "subject": c.subject, "parents": o.parents,
+        "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+    }));
+    match o.shown {
+        Shown::File(f) => {
+            let mut summary = if f.total_lines == 0 {
+                format!(
+                    "{} at {}: empty file, {} bytes.",
+                    show_name(&f.path),
+                    c.short,
+                    f.size_bytes
+                )
+            } else {
+                format!(
+                    "{} at {}: lines {}-{} of {}, {} bytes.",
+                    show_name(&f.path),
+                    c.short,
+                    f.start_line,
+                    f.end_line,
+                    f.total_lines,
+                    f.size_bytes
+                )
+            };
+            if o.truncation.is_some() {
+                let _ = write!(
+                    summary,
+                    " Cut at the {}-line limit.\n{}",
+                    f.end_line - f.start_line + 1,
+                    continue_with(
+                        "git_show",
+                        &json!({"revision": c.commit, "path": show_name(&f.path), "start_line": f.end_line + 1})
+                    )
+                );
+            }
+            for (k, v) in [
+                ("kind", json!("file")),
+                ("path", json!(structured_name(&f.path))),
+                ("size_bytes", json!(f.size_bytes)),
+                ("total_lines", json!(f.total_lines)),
+                ("start_line", json!(f.start_line)),
+                ("end_line", json!(f.end_line)),
+            ] {
+                structured.insert(k.into(), v);
+            }
+            Rendered {
+                summary,
+                structured,
+                untrusted: Some(f.text),
+                fence_text: FenceText::Numbered {
+                    start: f.start_line,
+                    end: f.end_line,
+                },
+                worker_redaction: RedactionCounts::default(),
+                scan_path: None,
+            }
+        }
+        Shown::Commit(s) => {
+            let mut summary = format!(
+                "Commit {}: {} changed, +{} -{}.",
+                c.short,
+                plural(s.files_changed, "file", "files"),
+                s.lines_added,
+                s.lines_removed
+            );
+            if s.withheld_by_denylist > 0 {
+                let _ = write!(
+                    summary,
+                    " {} withheld: the denylist covers {}.",
+                    plural(s.withheld_by_denylist, "file", "files"),
+                    if s.withheld_by_denylist == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
+                );
+            }
+            if let (Some(_), Some(next)) = (o.truncation, &s.next_not_shown) {
+                let next = show_name(next);
+                let (tool, args) = match o.parents.first() {
+                    Some(p) => (
+                        "git_diff",
+                        json!({"revision": format!("{p}..{}", c.commit), "path": next}),
+                    ),
+                    None => ("git_show", json!({"revision": c.commit, "path": next})),
+                };
+                let _ = write!(
+                    summary,
+                    " Output cut at the {}-byte limit: {} not shown or cut short, from {next} on{}.\n{}",
+                    moat_protocol::limits::GIT_OUTPUT_BYTES,
+                    plural(s.files_not_shown, "file", "files"),
+                    if s.stat_only {
+                        ""
+                    } else {
+                        " (the stat lists every changed file)"
+                    },
+                    continue_with(tool, &args)
+                );
+            }
+            // The header lines are the commit's parsed fields, escaped so
+            // that no author can start a line of its own; the message is
+            // indented, each line escaped, so no line of it can pass for a
+            // header or a diff line.
+            let mut body = format!("commit {}\n", c.commit);
+            if o.parents.len() > 1 {
+                let shorts: Vec<String> = o
+                    .parents
+                    .iter()
+                    .map(|p| p.chars().take(12).collect())
+                    .collect();
+                let _ = writeln!(body, "Merge: {}", shorts.join(" "));
+            }
+            let _ = writeln!(body, "Author: {}", escape_for_prose(&c.author));
+            let _ = writeln!(body, "Date:   {}\n", c.authored_at);
+            for line in s.message.trim_end().lines() {
+                if line.is_empty() {
+                    body.push('\n');
+                } else {
+                    let _ = writeln!(body, "    {}", escape_for_prose(line));
+                }
+            }
+            if !s.text.is_empty() {
+                body.push('\n');
+                body.push_str(&s.text);
+            }
+            for (k, v) in [
+                ("kind", json!("commit")),
+                ("message", json!(s.message)),
+                ("stat_only", json!(s.stat_only)),
+                ("files_changed", json!(s.files_changed)),
+                ("lines_added", json!(s.lines_added)),
+                ("lines_removed", json!(s.lines_removed)),
+                ("withheld_by_denylist", json!(s.withheld_by_denylist)),
+                ("files_not_shown", json!(s.files_not_shown)),
+            ] {
+                structured.insert(k.into(), v);
+            }
+            Rendered {
+                summary,
+                structured,
+                untrusted: Some(body),
                 fence_text: FenceText::Whole,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,

@@ -68,6 +68,8 @@ pub enum Request {
     GitLog(GitLogArgs),
     /// `git_diff`.
     GitDiff(GitDiffArgs),
+    /// `git_show`.
+    GitShow(GitShowArgs),
 }
 
 /// Arguments of `read_file`.
@@ -200,5 +202,22 @@ pub struct GitDiffArgs {
     /// Restrict to this path.
     pub path: Option<String>,
     /// Lines of context (0..=10); `None` = git's default.
+    pub context_lines: Option<u8>,
+}
+
+/// Arguments of `git_show`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitShowArgs {
+    /// The commit (or tag of one); `None` = HEAD.
+    pub revision: Option<String>,
+    /// A file at that revision: its text instead of the commit.
+    pub path: Option<String>,
+    /// With `path`: first line, 1-based; default 1.
+    pub start_line: Option<u64>,
+    /// With `path`: last line, inclusive; default the end of the file.
+    pub end_line: Option<u64>,
+    /// Without `path`: the message and stat only, no diff.
+    pub stat_only: bool,
+    /// Lines of context of the diff (0..=10); `None` = git's default.
     pub context_lines: Option<u8>,
 }

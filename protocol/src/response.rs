@@ -71,6 +71,8 @@ pub enum ToolOutput {
     GitLog(GitLogOutput),
     /// `git_diff`.
     GitDiff(GitDiffOutput),
+    /// `git_show`.
+    GitShow(GitShowOutput),
 }
 
 /// What the worker's redaction of whole sources replaced for one answer:
@@ -447,5 +449,101 @@ pub struct GitDiffOutput {
     /// too large, unreadable).
     pub withheld_unreadable: u64,
     /// What redacting each side's whole text before diffing replaced.
+    pub redaction: RedactionCounts,
+}
+
+/// Which limit cut an answer short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Truncation {
+    /// The output byte cap ([`crate::limits::GIT_OUTPUT_BYTES`]).
+    OutputLimit,
+    /// The lines-per-answer cap (`max_read_lines`, or a tool's own line cap).
+    LineLimit,
+    /// The entry cap the caller asked for (or the server's).
+    EntryLimit,
+    /// The history walk's commit cap.
+    WalkLimit,
+    /// The request's time budget.
+    Deadline,
+}
+
+impl Truncation {
+    /// The name used on the MCP side.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncation::OutputLimit => "output_limit",
+            Truncation::LineLimit => "line_limit",
+            Truncation::EntryLimit => "entry_limit",
+            Truncation::WalkLimit => "walk_limit",
+            Truncation::Deadline => "deadline",
+        }
+    }
+}
+
+/// The commit `git_show` shows, as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownCommit {
+    /// The whole message, redacted as one text.
+    pub message: String,
+    /// `--stat` block, then (unless `stat_only`) the diff against the first
+    /// parent, possibly cut at the output cap.
+    pub text: String,
+    /// Only the stat was asked for.
+    pub stat_only: bool,
+    /// Files changed (shown ones; denied ones are only counted).
+    pub files_changed: u64,
+    /// Lines added.
+    pub lines_added: u64,
+    /// Lines removed.
+    pub lines_removed: u64,
+    /// Changed files left out because the denylist covers their path.
+    pub withheld_by_denylist: u64,
+    /// The first file whose diff the output cap cut short or left out
+    /// (where to continue).
+    pub next_not_shown: Option<String>,
+    /// Files whose diff the output cap cut short or left out.
+    pub files_not_shown: u64,
+}
+
+/// The file `git_show` shows at a revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownFile {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// Blob size in bytes.
+    pub size_bytes: u64,
+    /// Lines in the blob (`read_file`'s line rule).
+    pub total_lines: u64,
+    /// First line returned (0 for an empty blob).
+    pub start_line: u64,
+    /// Last line returned (0 for an empty blob).
+    pub end_line: u64,
+    /// The selected lines joined by `\n`, cut from the blob redacted whole.
+    pub text: String,
+}
+
+/// What `git_show` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Shown {
+    /// The commit: message, stat, diff.
+    Commit(ShownCommit),
+    /// One file at the commit.
+    File(ShownFile),
+}
+
+/// Output of `git_show`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitShowOutput {
+    /// The commit the revision names (its subject cut from the message
+    /// redacted whole).
+    pub commit: Commit,
+    /// Its parents' full hashes, in order (the diff is against the first).
+    pub parents: Vec<String>,
+    /// The commit or the file.
+    pub shown: Shown,
+    /// Which limit cut the answer, if one did.
+    pub truncation: Option<Truncation>,
+    /// What redacting the whole message and each whole side replaced.
     pub redaction: RedactionCounts,
 }

@@ -191,6 +191,8 @@ pub enum GitTool {
     Log,
     /// `git_diff`.
     Diff,
+    /// `git_show`.
+    Show,
 }
 
 /// A fixed reason a repository could not be read.
@@ -205,6 +207,8 @@ pub enum GitReason {
     /// The repository (configuration, refs, index or objects) is damaged or
     /// in a format this server does not read.
     Unreadable,
+    /// The path names nothing (or a directory) at that revision.
+    NoSuchPath,
 }
 
 /// The safety rule a repository broke.

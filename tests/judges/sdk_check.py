@@ -23,6 +23,7 @@ CALLS: dict[str, tuple[dict, dict]] = {
     "project_overview": ({}, {"path": "../.."}),
     "git_log": ({"limit": 5}, {"path": "../../etc"}),
     "git_diff": ({"revision": "HEAD"}, {"path": "../../etc"}),
+    "git_show": ({"revision": "HEAD"}, {"path": "../../etc/passwd"}),
 }
 
 

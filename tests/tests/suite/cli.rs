@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, Run, run_moat};
 use serde_json::{Value, json};
 
-const SORTED_TOOLS: [&str; 7] = [
+const SORTED_TOOLS: [&str; 8] = [
     "find_symbol",
     "git_diff",
     "git_log",
+    "git_show",
     "list_directory",
     "project_overview",
     "read_file",
@@ -93,7 +94,7 @@ fn doctor_prints_the_report_lines() {
     // workers can start no program.
     assert_eq!(
         d["tools"],
-        format!("7 ({})", SORTED_TOOLS.join(", ")),
+        format!("{} ({})", SORTED_TOOLS.len(), SORTED_TOOLS.join(", ")),
         "{run}"
     );
     assert_eq!(

@@ -10,6 +10,7 @@ use crate::workspace::Workspace;
 
 pub mod git_diff;
 pub mod git_log;
+pub mod git_show;
 pub mod list_dir;
 pub mod overview;
 pub mod read_file;
@@ -28,6 +29,7 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::ProjectOverview(a) => overview::run(ws, a, &deadline),
         Request::GitLog(a) => git_log::run(ws, a, &deadline),
         Request::GitDiff(a) => git_diff::run(ws, a, &deadline),
+        Request::GitShow(a) => git_show::run(ws, a, &deadline),
     };
     Response::Done(result)
 }
