@@ -250,6 +250,7 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                                 GitTool::Log => "log",
                                 GitTool::Diff => "diff",
                                 GitTool::Show => "show",
+                                GitTool::Blame => "blame",
                             };
                             let (why, hint) = match reason {
                                 GitReason::UnknownRevision => (

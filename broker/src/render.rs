@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Declares, DirEntry, EntryKind, GitShowOutput, RedactionCounts, Shown, SkipReasons,
-    SymbolMethod, ToolOutput, Truncation,
+    Declares, DirEntry, EntryKind, GitBlameOutput, GitShowOutput, RedactionCounts, Shown,
+    SkipReasons, SymbolMethod, ToolOutput, Truncation,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -156,6 +156,11 @@ pub fn work_estimate(out: &ToolOutput) -> usize {
             Shown::Commit(c) => c.message.len() + c.text.len(),
             Shown::File(f) => f.text.len(),
         },
+        ToolOutput::GitBlame(o) => o
+            .groups
+            .iter()
+            .map(|g| ITEM + g.lines.iter().map(String::len).sum::<usize>())
+            .sum(),
         ToolOutput::SearchCode(o) => o
             .matches
             .iter()
@@ -198,6 +203,7 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::GitLog(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitDiff(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitShow(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::GitBlame(o) => std::mem::take(&mut o.redaction),
         ToolOutput::ListDirectory(_) => RedactionCounts::default(),
     };
     let scan_path = match &out {
@@ -600,6 +606,113 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             }
         }
         ToolOutput::GitShow(o) => render_git_show(o),
+        ToolOutput::GitBlame(o) => render_git_blame(o),
+    }
+}
+
+fn render_git_blame(o: GitBlameOutput) -> Rendered {
+    let short: String = o.revision.chars().take(12).collect();
+    let mut commits: Vec<&str> = o.groups.iter().map(|g| g.commit.commit.as_str()).collect();
+    commits.sort_unstable();
+    commits.dedup();
+    let mut summary = if o.total_lines == 0 {
+        format!("Blame of {} at {short}: empty file.", show_name(&o.path))
+    } else {
+        format!(
+            "Blame of {} at {short}: lines {}-{} of {}, {} from {} ({} walked).",
+            show_name(&o.path),
+            o.start_line,
+            o.end_line,
+            o.total_lines,
+            plural(o.groups.len() as u64, "group", "groups"),
+            plural(commits.len() as u64, "commit", "commits"),
+            o.commits_walked
+        )
+    };
+    match o.truncation {
+        Some(Truncation::LineLimit) => {
+            let _ = write!(
+                summary,
+                " Cut at the {}-line limit.\n{}",
+                moat_protocol::limits::MAX_BLAME_LINES,
+                continue_with(
+                    "git_blame",
+                    &json!({"path": show_name(&o.path), "revision": o.revision, "start_line": o.end_line + 1})
+                )
+            );
+        }
+        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
+            let why = if t == Truncation::WalkLimit {
+                format!(
+                    "the {}-commit limit",
+                    moat_protocol::limits::MAX_BLAME_COMMITS
+                )
+            } else {
+                "the time budget".to_owned()
+            };
+            let _ = write!(
+                summary,
+                " The walk stopped at {why} before every line was attributed: groups marked boundary are given to the oldest commit reached and are that old or older."
+            );
+            if let Some(g) = o.groups.iter().find(|g| g.boundary) {
+                let _ = write!(
+                    summary,
+                    "\n{}",
+                    continue_with(
+                        "git_blame",
+                        &json!({
+                            "path": show_name(&o.path), "revision": g.commit.commit,
+                            "start_line": g.source_line,
+                            "end_line": g.source_line + (g.end_line - g.start_line)
+                        })
+                    )
+                );
+            }
+        }
+        _ => {}
+    }
+    let width = o.end_line.to_string().len();
+    let mut body = String::new();
+    let mut groups = Vec::with_capacity(o.groups.len());
+    for g in &o.groups {
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        let date: String = g.commit.authored_at.chars().take(10).collect();
+        // Parsed fields, escaped: no author or subject can start a line;
+        // every line of content is numbered.
+        let _ = write!(
+            body,
+            "{} {date} {} lines {}-{}{}: {}",
+            g.commit.short,
+            escape_for_prose(&g.commit.author),
+            g.start_line,
+            g.end_line,
+            if g.boundary { " (boundary)" } else { "" },
+            escape_for_prose(&g.commit.subject)
+        );
+        for (i, line) in g.lines.iter().enumerate() {
+            let _ = write!(body, "\n{:>width$}  {line}", g.start_line + i as u64);
+        }
+        groups.push(json!({
+            "commit": g.commit.commit, "short": g.commit.short, "author": g.commit.author,
+            "authored_at": g.commit.authored_at, "subject": g.commit.subject,
+            "start_line": g.start_line, "end_line": g.end_line, "source_line": g.source_line,
+            "boundary": g.boundary, "lines": g.lines
+        }));
+    }
+    Rendered {
+        summary,
+        structured: obj(json!({
+            "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
+            "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
+            "group_count": o.groups.len(), "commits_walked": o.commits_walked,
+            "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+        })),
+        untrusted: Some(body),
+        fence_text: FenceText::PerLine,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
     }
 }
 

@@ -70,6 +70,8 @@ pub enum Request {
     GitDiff(GitDiffArgs),
     /// `git_show`.
     GitShow(GitShowArgs),
+    /// `git_blame`.
+    GitBlame(GitBlameArgs),
 }
 
 /// Arguments of `read_file`.
@@ -220,4 +222,18 @@ pub struct GitShowArgs {
     pub stat_only: bool,
     /// Lines of context of the diff (0..=10); `None` = git's default.
     pub context_lines: Option<u8>,
+}
+
+/// Arguments of `git_blame`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitBlameArgs {
+    /// The file.
+    pub path: String,
+    /// The commit whose version is blamed; `None` = HEAD.
+    pub revision: Option<String>,
+    /// First line, 1-based; default 1.
+    pub start_line: Option<u64>,
+    /// Last line, inclusive; default the end of the file (at most
+    /// [`crate::limits::MAX_BLAME_LINES`] lines in all).
+    pub end_line: Option<u64>,
 }

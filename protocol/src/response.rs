@@ -73,6 +73,8 @@ pub enum ToolOutput {
     GitDiff(GitDiffOutput),
     /// `git_show`.
     GitShow(GitShowOutput),
+    /// `git_blame`.
+    GitBlame(GitBlameOutput),
 }
 
 /// What the worker's redaction of whole sources replaced for one answer:
@@ -545,5 +547,47 @@ pub struct GitShowOutput {
     /// Which limit cut the answer, if one did.
     pub truncation: Option<Truncation>,
     /// What redacting the whole message and each whole side replaced.
+    pub redaction: RedactionCounts,
+}
+
+/// Consecutive lines of a `git_blame` answer that one commit last changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlameGroup {
+    /// The commit (its subject cut from its message redacted whole).
+    pub commit: Commit,
+    /// First line, in the blamed version of the file.
+    pub start_line: u64,
+    /// Last line, inclusive.
+    pub end_line: u64,
+    /// The first line's number in the commit's own version of the file.
+    pub source_line: u64,
+    /// The walk stopped before it found where these lines began: the commit
+    /// is the oldest one reached, and the lines are that old or older.
+    pub boundary: bool,
+    /// The lines' text, cut from the blob redacted whole.
+    pub lines: Vec<String>,
+}
+
+/// Output of `git_blame`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitBlameOutput {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// The commit whose version was blamed (full hash).
+    pub revision: String,
+    /// Lines in that version (lines end at `\n`, as git counts them).
+    pub total_lines: u64,
+    /// First line blamed (0 for an empty file).
+    pub start_line: u64,
+    /// Last line blamed (0 for an empty file).
+    pub end_line: u64,
+    /// The groups, in line order.
+    pub groups: Vec<BlameGroup>,
+    /// Commits the walk looked at.
+    pub commits_walked: u64,
+    /// Which limit cut the answer (the line cap, or the walk's commit cap or
+    /// time budget, which leave boundary groups), if one did.
+    pub truncation: Option<Truncation>,
+    /// What redacting the whole blob and the commits' whole messages replaced.
     pub redaction: RedactionCounts,
 }

@@ -193,6 +193,8 @@ pub enum GitTool {
     Diff,
     /// `git_show`.
     Show,
+    /// `git_blame`.
+    Blame,
 }
 
 /// A fixed reason a repository could not be read.

@@ -24,6 +24,7 @@ CALLS: dict[str, tuple[dict, dict]] = {
     "git_log": ({"limit": 5}, {"path": "../../etc"}),
     "git_diff": ({"revision": "HEAD"}, {"path": "../../etc"}),
     "git_show": ({"revision": "HEAD"}, {"path": "../../etc/passwd"}),
+    "git_blame": ({"path": "README.md", "start_line": 1, "end_line": 3}, {"path": "../../etc/passwd"}),
 }
 
 

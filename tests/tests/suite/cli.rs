@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, Run, run_moat};
 use serde_json::{Value, json};
 
-const SORTED_TOOLS: [&str; 8] = [
+const SORTED_TOOLS: [&str; 9] = [
     "find_symbol",
+    "git_blame",
     "git_diff",
     "git_log",
     "git_show",

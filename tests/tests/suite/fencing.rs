@@ -10,13 +10,14 @@ use serde_json::{Value, json};
 use super::util::{GUIDE_MD, VENDORED_PY, call_line, content_fixture, git, have_git, params_for};
 
 /// The tools whose results carry file-derived text, with their labels.
-const FILE_CONTENT_TOOLS: [(&str, &str); 6] = [
+const FILE_CONTENT_TOOLS: [(&str, &str); 7] = [
     ("read_file", "file-content"),
     ("search_code", "search-results"),
     ("find_symbol", "symbol-definitions"),
     ("git_log", "commit-messages"),
     ("git_diff", "diff"),
     ("git_show", "git-show"),
+    ("git_blame", "blame"),
 ];
 
 /// The fence of content block 1: `(label, nonce, body)`, checking its

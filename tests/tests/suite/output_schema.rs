@@ -199,6 +199,12 @@ fn git_results_validate_against_their_output_schema() {
         ("git_show", json!({"revision": "HEAD~2"})),
         ("git_show", json!({"path": "long.txt"})),
         ("git_show", json!({"path": "src/demo/__init__.py"})),
+        ("git_blame", json!({"path": "long.txt"})),
+        (
+            "git_blame",
+            json!({"path": "src/demo/core.py", "start_line": 2, "end_line": 4}),
+        ),
+        ("git_blame", json!({"path": "src/demo/__init__.py"})),
     ];
     for mode in Mode::BOTH {
         let opts = Options::new(mode).env("MOAT_SANDBOX__MAX_READ_LINES", "10");

@@ -8,6 +8,7 @@ use moat_protocol::response::Response;
 use crate::deadline::Deadline;
 use crate::workspace::Workspace;
 
+pub mod git_blame;
 pub mod git_diff;
 pub mod git_log;
 pub mod git_show;
@@ -30,6 +31,7 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::GitLog(a) => git_log::run(ws, a, &deadline),
         Request::GitDiff(a) => git_diff::run(ws, a, &deadline),
         Request::GitShow(a) => git_show::run(ws, a, &deadline),
+        Request::GitBlame(a) => git_blame::run(ws, a, &deadline),
     };
     Response::Done(result)
 }
