@@ -251,6 +251,7 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                                 GitTool::Diff => "diff",
                                 GitTool::Show => "show",
                                 GitTool::Blame => "blame",
+                                GitTool::Status => "status",
                             };
                             let (why, hint) = match reason {
                                 GitReason::UnknownRevision => (

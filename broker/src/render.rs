@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Declares, DirEntry, EntryKind, GitBlameOutput, GitShowOutput, RedactionCounts, Shown,
-    SkipReasons, SymbolMethod, ToolOutput, Truncation,
+    Declares, DirEntry, EntryKind, GitBlameOutput, GitShowOutput, GitStatusOutput, RedactionCounts,
+    Shown, SkipReasons, SymbolMethod, ToolOutput, Truncation,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -156,6 +156,7 @@ pub fn work_estimate(out: &ToolOutput) -> usize {
             Shown::Commit(c) => c.message.len() + c.text.len(),
             Shown::File(f) => f.text.len(),
         },
+        ToolOutput::GitStatus(o) => ITEM * (o.staged.len() + o.unstaged.len() + o.untracked.len()),
         ToolOutput::GitBlame(o) => o
             .groups
             .iter()
@@ -204,6 +205,7 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::GitDiff(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitShow(o) => std::mem::take(&mut o.redaction),
         ToolOutput::GitBlame(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::GitStatus(_) => RedactionCounts::default(),
         ToolOutput::ListDirectory(_) => RedactionCounts::default(),
     };
     let scan_path = match &out {
@@ -607,6 +609,131 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
         }
         ToolOutput::GitShow(o) => render_git_show(o),
         ToolOutput::GitBlame(o) => render_git_blame(o),
+        ToolOutput::GitStatus(o) => render_git_status(request, o),
+    }
+}
+
+fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
+    let mut summary = match (&o.branch, &o.head) {
+        (Some(b), None) => format!("On branch {}, no commits yet.", show_name(b)),
+        (Some(b), Some(_)) => format!("On branch {}.", show_name(b)),
+        (None, Some(h)) => format!(
+            "HEAD detached at {}.",
+            h.chars().take(12).collect::<String>()
+        ),
+        (None, None) => "HEAD names no commit.".to_owned(),
+    };
+    if let Some(u) = &o.upstream {
+        match (u.ahead, u.behind) {
+            (Some(a), Some(b)) => {
+                let _ = write!(
+                    summary,
+                    " Upstream {}: ahead {a}, behind {b}.",
+                    show_name(&u.name)
+                );
+            }
+            _ => {
+                let _ = write!(
+                    summary,
+                    " Upstream {}: ahead and behind not counted (no local ref, or history too long).",
+                    show_name(&u.name)
+                );
+            }
+        }
+    }
+    let section = |summary: &mut String,
+                   title: &str,
+                   list: &[moat_protocol::response::StatusEntry],
+                   total: u64| {
+        if total == 0 {
+            return;
+        }
+        let _ = write!(summary, "\n{title} ({total}):");
+        for e in list {
+            let _ = write!(summary, "\n  {}  {}", e.status, show_name(&e.path));
+        }
+        if (list.len() as u64) < total {
+            let _ = write!(summary, "\n  … {} more", total - list.len() as u64);
+        }
+    };
+    section(&mut summary, "Staged", &o.staged, o.staged_count);
+    section(&mut summary, "Not staged", &o.unstaged, o.unstaged_count);
+    section(&mut summary, "Untracked", &o.untracked, o.untracked_count);
+    if o.staged_count + o.unstaged_count + o.untracked_count == 0 && o.truncation.is_none() {
+        summary.push_str("\nNothing to commit, working tree clean.");
+    }
+    if o.withheld_by_denylist > 0 {
+        let _ = write!(
+            summary,
+            "\n{} withheld: the denylist covers {}.",
+            plural(o.withheld_by_denylist, "path", "paths"),
+            if o.withheld_by_denylist == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        );
+    }
+    let asked = match request {
+        Request::GitStatus(a) => a.max_entries,
+        _ => 0,
+    };
+    match o.truncation {
+        Some(Truncation::EntryLimit) => {
+            let total = o.staged_count + o.unstaged_count + o.untracked_count;
+            let _ = write!(
+                summary,
+                "\nListed {asked} of {total} paths (the entry limit)."
+            );
+            let cap = u64::from(o.entry_cap);
+            let next = if u64::from(asked) < total.min(cap) {
+                continue_with("git_status", &json!({"max_entries": total.min(cap)}))
+            } else {
+                continue_with("git_diff", &json!({"stat_only": true}))
+            };
+            let _ = write!(summary, "\n{next}");
+        }
+        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
+            let _ = write!(
+                summary,
+                "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{}",
+                if t == Truncation::WalkLimit {
+                    "the work-tree walk's entry limit"
+                } else {
+                    "the time budget"
+                },
+                continue_with("git_status", &json!({"untracked": false}))
+            );
+        }
+        _ => {}
+    }
+    let list = |v: &[moat_protocol::response::StatusEntry]| -> Vec<Value> {
+        v.iter()
+            .map(|e| json!({"path": structured_name(&e.path), "status": e.status.to_string()}))
+            .collect()
+    };
+    let mut structured = obj(json!({
+        "branch": o.branch.clone().unwrap_or_default(), "detached": o.branch.is_none(),
+        "head": o.head.clone().unwrap_or_default(),
+        "upstream": o.upstream.as_ref().map_or(String::new(), |u| u.name.clone()),
+        "staged": list(&o.staged), "unstaged": list(&o.unstaged), "untracked": list(&o.untracked),
+        "staged_count": o.staged_count, "unstaged_count": o.unstaged_count,
+        "untracked_count": o.untracked_count, "withheld_by_denylist": o.withheld_by_denylist,
+        "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+    }));
+    if let Some(u) = &o.upstream
+        && let (Some(a), Some(b)) = (u.ahead, u.behind)
+    {
+        structured.insert("ahead".into(), json!(a));
+        structured.insert("behind".into(), json!(b));
+    }
+    Rendered {
+        summary,
+        structured,
+        untrusted: None,
+        fence_text: FenceText::Whole,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
     }
 }
 

@@ -72,6 +72,8 @@ pub enum Request {
     GitShow(GitShowArgs),
     /// `git_blame`.
     GitBlame(GitBlameArgs),
+    /// `git_status`.
+    GitStatus(GitStatusArgs),
 }
 
 /// Arguments of `read_file`.
@@ -236,4 +238,14 @@ pub struct GitBlameArgs {
     /// Last line, inclusive; default the end of the file (at most
     /// [`crate::limits::MAX_BLAME_LINES`] lines in all).
     pub end_line: Option<u64>,
+}
+
+/// Arguments of `git_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitStatusArgs {
+    /// Most entries listed, staged, unstaged and untracked together
+    /// (already capped by the broker).
+    pub max_entries: u32,
+    /// List untracked paths (those `.gitignore` does not exclude).
+    pub untracked: bool,
 }

@@ -75,6 +75,8 @@ pub enum ToolOutput {
     GitShow(GitShowOutput),
     /// `git_blame`.
     GitBlame(GitBlameOutput),
+    /// `git_status`.
+    GitStatus(GitStatusOutput),
 }
 
 /// What the worker's redaction of whole sources replaced for one answer:
@@ -590,4 +592,58 @@ pub struct GitBlameOutput {
     pub truncation: Option<Truncation>,
     /// What redacting the whole blob and the commits' whole messages replaced.
     pub redaction: RedactionCounts,
+}
+
+/// One changed path of `git_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusEntry {
+    /// Workspace-relative POSIX path (an untracked directory ends in `/`).
+    pub path: String,
+    /// `A` added, `M` modified, `D` deleted, `T` type changed (a file
+    /// became a symbolic link or the reverse), `X` not compared (moat does
+    /// not read it: a hard link, a special file, too large, unreadable),
+    /// `?` untracked.
+    pub status: char,
+}
+
+/// The branch's configured upstream, from local refs only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Upstream {
+    /// Its short name (`origin/main`).
+    pub name: String,
+    /// Commits on the branch not on the upstream (`None`: not counted, the
+    /// walk's cap was reached, or the upstream ref does not exist locally).
+    pub ahead: Option<u64>,
+    /// Commits on the upstream not on the branch.
+    pub behind: Option<u64>,
+}
+
+/// Output of `git_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitStatusOutput {
+    /// The checked-out branch's short name; `None` when HEAD is detached.
+    pub branch: Option<String>,
+    /// The commit HEAD names (full hash); `None` on an unborn branch.
+    pub head: Option<String>,
+    /// The branch's upstream, if one is configured.
+    pub upstream: Option<Upstream>,
+    /// Index against HEAD, by path (at most the entry cap over all lists).
+    pub staged: Vec<StatusEntry>,
+    /// Work tree against the index, by path.
+    pub unstaged: Vec<StatusEntry>,
+    /// Untracked paths, by path.
+    pub untracked: Vec<StatusEntry>,
+    /// Staged changes found (listed or not).
+    pub staged_count: u64,
+    /// Unstaged changes found.
+    pub unstaged_count: u64,
+    /// Untracked paths found.
+    pub untracked_count: u64,
+    /// Paths the denylist covers (tracked, or untracked and not ignored):
+    /// counted, never named, never read.
+    pub withheld_by_denylist: u64,
+    /// Which limit cut the lists, if one did.
+    pub truncation: Option<Truncation>,
+    /// The server's entry cap (`max_git_entries`): the most a caller may ask.
+    pub entry_cap: u32,
 }

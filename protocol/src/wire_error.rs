@@ -195,6 +195,8 @@ pub enum GitTool {
     Show,
     /// `git_blame`.
     Blame,
+    /// `git_status`.
+    Status,
 }
 
 /// A fixed reason a repository could not be read.

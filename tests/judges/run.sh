@@ -111,6 +111,7 @@ inspect "http modern tools/list" '"search_code"' --protocol-era modern "$URL" --
 inspect "http legacy tools/call" 'Extend the readme' --protocol-era legacy "$URL" --method tools/call --tool-name git_log --tool-args-json '{"limit":5}' --format json
 inspect "stdio tools/call git_show" 'Extend the readme' --protocol-era modern "$BIN" serve --workspace "$WS" --method tools/call --tool-name git_show --tool-args-json '{"stat_only":true}' --format json
 inspect "http legacy tools/call git_blame" 'Extend the readme' --protocol-era legacy "$URL" --method tools/call --tool-name git_blame --tool-args-json '{"path":"README.md"}' --format json
+inspect "http modern tools/call git_status" 'On branch main' --protocol-era modern "$URL" --method tools/call --tool-name git_status --tool-args-json '{}' --format json
 inspect "http modern tools/call" 'class Engine' --protocol-era modern "$URL" --method tools/call --tool-name search_code --tool-args-json '{"pattern":"engine"}' --format json
 [[ " ${summary[*]} " == *"inspector"* ]] || note "inspector CLI (stdio + HTTP, tools/list + tools/call): ok"
 

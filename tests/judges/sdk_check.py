@@ -25,6 +25,7 @@ CALLS: dict[str, tuple[dict, dict]] = {
     "git_diff": ({"revision": "HEAD"}, {"path": "../../etc"}),
     "git_show": ({"revision": "HEAD"}, {"path": "../../etc/passwd"}),
     "git_blame": ({"path": "README.md", "start_line": 1, "end_line": 3}, {"path": "../../etc/passwd"}),
+    "git_status": ({"max_entries": 50}, {"max_entries": 0}),
 }
 
 

@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, Run, run_moat};
 use serde_json::{Value, json};
 
-const SORTED_TOOLS: [&str; 9] = [
+const SORTED_TOOLS: [&str; 10] = [
     "find_symbol",
     "git_blame",
     "git_diff",
     "git_log",
     "git_show",
+    "git_status",
     "list_directory",
     "project_overview",
     "read_file",

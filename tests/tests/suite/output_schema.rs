@@ -205,6 +205,9 @@ fn git_results_validate_against_their_output_schema() {
             json!({"path": "src/demo/core.py", "start_line": 2, "end_line": 4}),
         ),
         ("git_blame", json!({"path": "src/demo/__init__.py"})),
+        ("git_status", json!({})),
+        ("git_status", json!({"max_entries": 1})),
+        ("git_status", json!({"untracked": false})),
     ];
     for mode in Mode::BOTH {
         let opts = Options::new(mode).env("MOAT_SANDBOX__MAX_READ_LINES", "10");

@@ -12,6 +12,7 @@ pub mod git_blame;
 pub mod git_diff;
 pub mod git_log;
 pub mod git_show;
+pub mod git_status;
 pub mod list_dir;
 pub mod overview;
 pub mod read_file;
@@ -32,6 +33,7 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::GitDiff(a) => git_diff::run(ws, a, &deadline),
         Request::GitShow(a) => git_show::run(ws, a, &deadline),
         Request::GitBlame(a) => git_blame::run(ws, a, &deadline),
+        Request::GitStatus(a) => git_status::run(ws, a, &deadline),
     };
     Response::Done(result)
 }
