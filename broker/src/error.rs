@@ -272,6 +272,9 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                             let sub = match tool {
                                 GitTool::Log => "log",
                                 GitTool::Diff => "diff",
+                                GitTool::Show => "show",
+                                GitTool::Blame => "blame",
+                                GitTool::Status => "status",
                             };
                             let (why, hint) = match reason {
                                 GitReason::UnknownRevision => (
@@ -289,6 +292,10 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                                 GitReason::Unreadable => (
                                     "the repository is damaged or in a format this server does not read.",
                                     "Check the repository with git fsck.",
+                                ),
+                                GitReason::NoSuchPath => (
+                                    "the path names no file at that revision.",
+                                    "Use git_show without path to see which files the commit changed, or git_log with path to find when the file existed.",
                                 ),
                             };
                             (format!("git {sub} failed: {why}"), hint.into())

@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Declares, DirEntry, EntryKind, Limit, RedactionCounts, SkipReasons, SymbolMethod, ToolOutput,
+    Declares, DirEntry, EntryKind, GitBlameOutput, GitShowOutput, GitStatusOutput, Limit,
+    RedactionCounts, Shown, SkipReasons, SymbolMethod, ToolOutput, Truncation,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -183,6 +184,16 @@ pub fn work_estimate(out: &ToolOutput) -> usize {
     match out {
         ToolOutput::ReadFile(o) => o.text.len(),
         ToolOutput::GitDiff(o) => o.diff.len(),
+        ToolOutput::GitShow(o) => match &o.shown {
+            Shown::Commit(c) => c.message.len() + c.text.len(),
+            Shown::File(f) => f.text.len(),
+        },
+        ToolOutput::GitStatus(o) => ITEM * (o.staged.len() + o.unstaged.len() + o.untracked.len()),
+        ToolOutput::GitBlame(o) => o
+            .groups
+            .iter()
+            .map(|g| ITEM + g.lines.iter().map(String::len).sum::<usize>())
+            .sum(),
         ToolOutput::SearchCode(o) => o
             .matches
             .iter()
@@ -234,12 +245,19 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::GitDiff(o) => std::mem::take(&mut o.redaction),
         ToolOutput::FileOutline(o) => std::mem::take(&mut o.redaction),
         ToolOutput::FindReferences(o) => std::mem::take(&mut o.redaction),
-        ToolOutput::ListDirectory(_) | ToolOutput::FindFiles(_) | ToolOutput::DirectoryTree(_) => {
-            RedactionCounts::default()
-        }
+        ToolOutput::GitShow(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::GitBlame(o) => std::mem::take(&mut o.redaction),
+        ToolOutput::ListDirectory(_)
+        | ToolOutput::FindFiles(_)
+        | ToolOutput::DirectoryTree(_)
+        | ToolOutput::GitStatus(_) => RedactionCounts::default(),
     };
     let scan_path = match &out {
         ToolOutput::ReadFile(o) => Some(o.path.clone()),
+        ToolOutput::GitShow(GitShowOutput {
+            shown: Shown::File(f),
+            ..
+        }) => Some(f.path.clone()),
         _ => None,
     };
     Rendered {
@@ -691,6 +709,402 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 summary,
                 structured,
                 untrusted: Some(o.diff.clone()),
+                fence_text: FenceText::Whole,
+                worker_redaction: RedactionCounts::default(),
+                scan_path: None,
+            }
+        }
+        ToolOutput::GitShow(o) => render_git_show(o),
+        ToolOutput::GitBlame(o) => render_git_blame(o),
+        ToolOutput::GitStatus(o) => render_git_status(request, o),
+    }
+}
+
+fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
+    let mut summary = match (&o.branch, &o.head) {
+        (Some(b), None) => format!("On branch {}, no commits yet.", show_name(b)),
+        (Some(b), Some(_)) => format!("On branch {}.", show_name(b)),
+        (None, Some(h)) => format!(
+            "HEAD detached at {}.",
+            h.chars().take(12).collect::<String>()
+        ),
+        (None, None) => "HEAD names no commit.".to_owned(),
+    };
+    if let Some(u) = &o.upstream {
+        match (u.ahead, u.behind) {
+            (Some(a), Some(b)) => {
+                let _ = write!(
+                    summary,
+                    " Upstream {}: ahead {a}, behind {b}.",
+                    show_name(&u.name)
+                );
+            }
+            _ => {
+                let _ = write!(
+                    summary,
+                    " Upstream {}: ahead and behind not counted (no local ref, or history too long).",
+                    show_name(&u.name)
+                );
+            }
+        }
+    }
+    let section = |summary: &mut String,
+                   title: &str,
+                   list: &[moat_protocol::response::StatusEntry],
+                   total: u64| {
+        if total == 0 {
+            return;
+        }
+        let _ = write!(summary, "\n{title} ({total}):");
+        for e in list {
+            let _ = write!(summary, "\n  {}  {}", e.status, show_name(&e.path));
+        }
+        if (list.len() as u64) < total {
+            let _ = write!(summary, "\n  … {} more", total - list.len() as u64);
+        }
+    };
+    section(&mut summary, "Staged", &o.staged, o.staged_count);
+    section(&mut summary, "Not staged", &o.unstaged, o.unstaged_count);
+    section(&mut summary, "Untracked", &o.untracked, o.untracked_count);
+    if o.staged_count + o.unstaged_count + o.untracked_count == 0 && o.truncation.is_none() {
+        summary.push_str("\nNothing to commit, working tree clean.");
+    }
+    if o.withheld_by_denylist > 0 {
+        let _ = write!(
+            summary,
+            "\n{} withheld: the denylist covers {}.",
+            plural(o.withheld_by_denylist, "path", "paths"),
+            if o.withheld_by_denylist == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        );
+    }
+    let asked = match request {
+        Request::GitStatus(a) => a.max_entries,
+        _ => 0,
+    };
+    match o.truncation {
+        Some(Truncation::EntryLimit) => {
+            let total = o.staged_count + o.unstaged_count + o.untracked_count;
+            let _ = write!(
+                summary,
+                "\nListed {asked} of {total} paths (the entry limit)."
+            );
+            let cap = u64::from(o.entry_cap);
+            let next = if u64::from(asked) < total.min(cap) {
+                continue_with("git_status", &json!({"max_entries": total.min(cap)}))
+            } else {
+                continue_with("git_diff", &json!({"stat_only": true}))
+            };
+            let _ = write!(summary, "\n{next}");
+        }
+        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
+            let _ = write!(
+                summary,
+                "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{}",
+                if t == Truncation::WalkLimit {
+                    "the work-tree walk's entry limit"
+                } else {
+                    "the time budget"
+                },
+                continue_with("git_status", &json!({"untracked": false}))
+            );
+        }
+        _ => {}
+    }
+    let list = |v: &[moat_protocol::response::StatusEntry]| -> Vec<Value> {
+        v.iter()
+            .map(|e| json!({"path": structured_name(&e.path), "status": e.status.to_string()}))
+            .collect()
+    };
+    let mut structured = obj(json!({
+        "branch": o.branch.clone().unwrap_or_default(), "detached": o.branch.is_none(),
+        "head": o.head.clone().unwrap_or_default(),
+        "upstream": o.upstream.as_ref().map_or(String::new(), |u| u.name.clone()),
+        "staged": list(&o.staged), "unstaged": list(&o.unstaged), "untracked": list(&o.untracked),
+        "staged_count": o.staged_count, "unstaged_count": o.unstaged_count,
+        "untracked_count": o.untracked_count, "withheld_by_denylist": o.withheld_by_denylist,
+        "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+    }));
+    if let Some(u) = &o.upstream
+        && let (Some(a), Some(b)) = (u.ahead, u.behind)
+    {
+        structured.insert("ahead".into(), json!(a));
+        structured.insert("behind".into(), json!(b));
+    }
+    Rendered {
+        summary,
+        structured,
+        untrusted: None,
+        fence_text: FenceText::Whole,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
+    }
+}
+
+fn render_git_blame(o: GitBlameOutput) -> Rendered {
+    let short: String = o.revision.chars().take(12).collect();
+    let mut commits: Vec<&str> = o.groups.iter().map(|g| g.commit.commit.as_str()).collect();
+    commits.sort_unstable();
+    commits.dedup();
+    let mut summary = if o.total_lines == 0 {
+        format!("Blame of {} at {short}: empty file.", show_name(&o.path))
+    } else {
+        format!(
+            "Blame of {} at {short}: lines {}-{} of {}, {} from {} ({} walked).",
+            show_name(&o.path),
+            o.start_line,
+            o.end_line,
+            o.total_lines,
+            plural(o.groups.len() as u64, "group", "groups"),
+            plural(commits.len() as u64, "commit", "commits"),
+            o.commits_walked
+        )
+    };
+    match o.truncation {
+        Some(Truncation::LineLimit) => {
+            let _ = write!(
+                summary,
+                " Cut at the {}-line limit.\n{}",
+                moat_protocol::limits::MAX_BLAME_LINES,
+                continue_with(
+                    "git_blame",
+                    &json!({"path": show_name(&o.path), "revision": o.revision, "start_line": o.end_line + 1})
+                )
+            );
+        }
+        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
+            let why = if t == Truncation::WalkLimit {
+                format!(
+                    "the {}-commit limit",
+                    moat_protocol::limits::MAX_BLAME_COMMITS
+                )
+            } else {
+                "the time budget".to_owned()
+            };
+            let _ = write!(
+                summary,
+                " The walk stopped at {why} before every line was attributed: groups marked boundary are given to the oldest commit reached and are that old or older."
+            );
+            if let Some(g) = o.groups.iter().find(|g| g.boundary) {
+                let _ = write!(
+                    summary,
+                    "\n{}",
+                    continue_with(
+                        "git_blame",
+                        &json!({
+                            "path": show_name(&o.path), "revision": g.commit.commit,
+                            "start_line": g.source_line,
+                            "end_line": g.source_line + (g.end_line - g.start_line)
+                        })
+                    )
+                );
+            }
+        }
+        _ => {}
+    }
+    let width = o.end_line.to_string().len();
+    let mut body = String::new();
+    let mut groups = Vec::with_capacity(o.groups.len());
+    for g in &o.groups {
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        let date: String = g.commit.authored_at.chars().take(10).collect();
+        // Parsed fields, escaped: no author or subject can start a line;
+        // every line of content is numbered.
+        let _ = write!(
+            body,
+            "{} {date} {} lines {}-{}{}: {}",
+            g.commit.short,
+            escape_for_prose(&g.commit.author),
+            g.start_line,
+            g.end_line,
+            if g.boundary { " (boundary)" } else { "" },
+            escape_for_prose(&g.commit.subject)
+        );
+        for (i, line) in g.lines.iter().enumerate() {
+            let _ = write!(body, "\n{:>width$}  {line}", g.start_line + i as u64);
+        }
+        groups.push(json!({
+            "commit": g.commit.commit, "short": g.commit.short, "author": g.commit.author,
+            "authored_at": g.commit.authored_at, "subject": g.commit.subject,
+            "start_line": g.start_line, "end_line": g.end_line, "source_line": g.source_line,
+            "boundary": g.boundary, "lines": g.lines
+        }));
+    }
+    Rendered {
+        summary,
+        structured: obj(json!({
+            "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
+            "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
+            "group_count": o.groups.len(), "commits_walked": o.commits_walked,
+            "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+        })),
+        untrusted: Some(body),
+        fence_text: FenceText::PerLine,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
+    }
+}
+
+/// The reason member of a result that a limit may cut.
+fn truncation_json(t: Option<Truncation>) -> Value {
+    Value::from(t.map_or("none", Truncation::as_str))
+}
+
+/// The last line of an answer a limit cut: the call that continues it,
+/// with its arguments as JSON.
+fn continue_with(tool: &str, args: &Value) -> String {
+    format!("To continue, call {tool} with {args}.")
+}
+
+fn render_git_show(o: GitShowOutput) -> Rendered {
+    let c = &o.commit;
+    let mut structured = obj(json!({
+        "commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at,
+        "subject": c.subject, "parents": o.parents,
+        "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+    }));
+    match o.shown {
+        Shown::File(f) => {
+            let mut summary = if f.total_lines == 0 {
+                format!(
+                    "{} at {}: empty file, {} bytes.",
+                    show_name(&f.path),
+                    c.short,
+                    f.size_bytes
+                )
+            } else {
+                format!(
+                    "{} at {}: lines {}-{} of {}, {} bytes.",
+                    show_name(&f.path),
+                    c.short,
+                    f.start_line,
+                    f.end_line,
+                    f.total_lines,
+                    f.size_bytes
+                )
+            };
+            if o.truncation.is_some() {
+                let _ = write!(
+                    summary,
+                    " Cut at the {}-line limit.\n{}",
+                    f.end_line - f.start_line + 1,
+                    continue_with(
+                        "git_show",
+                        &json!({"revision": c.commit, "path": show_name(&f.path), "start_line": f.end_line + 1})
+                    )
+                );
+            }
+            for (k, v) in [
+                ("kind", json!("file")),
+                ("path", json!(structured_name(&f.path))),
+                ("size_bytes", json!(f.size_bytes)),
+                ("total_lines", json!(f.total_lines)),
+                ("start_line", json!(f.start_line)),
+                ("end_line", json!(f.end_line)),
+            ] {
+                structured.insert(k.into(), v);
+            }
+            Rendered {
+                summary,
+                structured,
+                untrusted: Some(f.text),
+                fence_text: FenceText::Numbered {
+                    start: f.start_line,
+                    end: f.end_line,
+                },
+                worker_redaction: RedactionCounts::default(),
+                scan_path: None,
+            }
+        }
+        Shown::Commit(s) => {
+            let mut summary = format!(
+                "Commit {}: {} changed, +{} -{}.",
+                c.short,
+                plural(s.files_changed, "file", "files"),
+                s.lines_added,
+                s.lines_removed
+            );
+            if s.withheld_by_denylist > 0 {
+                let _ = write!(
+                    summary,
+                    " {} withheld: the denylist covers {}.",
+                    plural(s.withheld_by_denylist, "file", "files"),
+                    if s.withheld_by_denylist == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
+                );
+            }
+            if let (Some(_), Some(next)) = (o.truncation, &s.next_not_shown) {
+                let next = show_name(next);
+                let (tool, args) = match o.parents.first() {
+                    Some(p) => (
+                        "git_diff",
+                        json!({"revision": format!("{p}..{}", c.commit), "path": next}),
+                    ),
+                    None => ("git_show", json!({"revision": c.commit, "path": next})),
+                };
+                let _ = write!(
+                    summary,
+                    " Output cut at the {}-byte limit: {} not shown or cut short, from {next} on{}.\n{}",
+                    moat_protocol::limits::GIT_OUTPUT_BYTES,
+                    plural(s.files_not_shown, "file", "files"),
+                    if s.stat_only {
+                        ""
+                    } else {
+                        " (the stat lists every changed file)"
+                    },
+                    continue_with(tool, &args)
+                );
+            }
+            // The header lines are the commit's parsed fields, escaped so
+            // that no author can start a line of its own; the message is
+            // indented, each line escaped, so no line of it can pass for a
+            // header or a diff line.
+            let mut body = format!("commit {}\n", c.commit);
+            if o.parents.len() > 1 {
+                let shorts: Vec<String> = o
+                    .parents
+                    .iter()
+                    .map(|p| p.chars().take(12).collect())
+                    .collect();
+                let _ = writeln!(body, "Merge: {}", shorts.join(" "));
+            }
+            let _ = writeln!(body, "Author: {}", escape_for_prose(&c.author));
+            let _ = writeln!(body, "Date:   {}\n", c.authored_at);
+            for line in s.message.trim_end().lines() {
+                if line.is_empty() {
+                    body.push('\n');
+                } else {
+                    let _ = writeln!(body, "    {}", escape_for_prose(line));
+                }
+            }
+            if !s.text.is_empty() {
+                body.push('\n');
+                body.push_str(&s.text);
+            }
+            for (k, v) in [
+                ("kind", json!("commit")),
+                ("message", json!(s.message)),
+                ("stat_only", json!(s.stat_only)),
+                ("files_changed", json!(s.files_changed)),
+                ("lines_added", json!(s.lines_added)),
+                ("lines_removed", json!(s.lines_removed)),
+                ("withheld_by_denylist", json!(s.withheld_by_denylist)),
+                ("files_not_shown", json!(s.files_not_shown)),
+            ] {
+                structured.insert(k.into(), v);
+            }
+            Rendered {
+                summary,
+                structured,
+                untrusted: Some(body),
                 fence_text: FenceText::Whole,
                 worker_redaction: RedactionCounts::default(),
                 scan_path: None,

@@ -140,6 +140,14 @@ pub const SEARCH_LINE_CHARS: usize = 400;
 pub const OVERVIEW_MAX_FILE_BYTES: u64 = 262_144;
 /// `find_symbol` signature cap, in characters.
 pub const SIGNATURE_CHARS: usize = 160;
+/// Most lines one `git_blame` answer attributes.
+pub const MAX_BLAME_LINES: u64 = 500;
+/// Most commits one `git_blame` walk looks at.
+pub const MAX_BLAME_COMMITS: u64 = 20_000;
+/// Most work-tree entries one `git_status` looks at for untracked paths.
+pub const MAX_STATUS_WALK: u64 = 200_000;
+/// Most commits one `git_status` walks to count ahead and behind.
+pub const MAX_AHEAD_BEHIND_WALK: u64 = 100_000;
 /// git output cap, in bytes; output beyond it is dropped and `truncated` set.
 pub const GIT_OUTPUT_BYTES: usize = 256 * 1024;
 /// git's stderr line forwarded to the client is cut to this many characters.

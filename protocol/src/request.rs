@@ -76,6 +76,12 @@ pub enum Request {
     FileOutline(FileOutlineArgs),
     /// `find_references`.
     FindReferences(FindReferencesArgs),
+    /// `git_show`.
+    GitShow(GitShowArgs),
+    /// `git_blame`.
+    GitBlame(GitBlameArgs),
+    /// `git_status`.
+    GitStatus(GitStatusArgs),
 }
 
 /// Arguments of `read_file`.
@@ -263,4 +269,45 @@ pub struct FindReferencesArgs {
     /// References of the whole answer already given in earlier pages
     /// (decoded by the broker from a cursor it issued).
     pub skip: u64,
+}
+
+/// Arguments of `git_show`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitShowArgs {
+    /// The commit (or tag of one); `None` = HEAD.
+    pub revision: Option<String>,
+    /// A file at that revision: its text instead of the commit.
+    pub path: Option<String>,
+    /// With `path`: first line, 1-based; default 1.
+    pub start_line: Option<u64>,
+    /// With `path`: last line, inclusive; default the end of the file.
+    pub end_line: Option<u64>,
+    /// Without `path`: the message and stat only, no diff.
+    pub stat_only: bool,
+    /// Lines of context of the diff (0..=10); `None` = git's default.
+    pub context_lines: Option<u8>,
+}
+
+/// Arguments of `git_blame`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitBlameArgs {
+    /// The file.
+    pub path: String,
+    /// The commit whose version is blamed; `None` = HEAD.
+    pub revision: Option<String>,
+    /// First line, 1-based; default 1.
+    pub start_line: Option<u64>,
+    /// Last line, inclusive; default the end of the file (at most
+    /// [`crate::limits::MAX_BLAME_LINES`] lines in all).
+    pub end_line: Option<u64>,
+}
+
+/// Arguments of `git_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitStatusArgs {
+    /// Most entries listed, staged, unstaged and untracked together
+    /// (already capped by the broker).
+    pub max_entries: u32,
+    /// List untracked paths (those `.gitignore` does not exclude).
+    pub untracked: bool,
 }

@@ -79,6 +79,12 @@ pub enum ToolOutput {
     FileOutline(FileOutlineOutput),
     /// `find_references`.
     FindReferences(FindReferencesOutput),
+    /// `git_show`.
+    GitShow(GitShowOutput),
+    /// `git_blame`.
+    GitBlame(GitBlameOutput),
+    /// `git_status`.
+    GitStatus(GitStatusOutput),
 }
 
 /// What the worker's redaction of whole sources replaced for one answer:
@@ -668,4 +674,196 @@ pub struct FindReferencesOutput {
     pub cut: Option<Cut>,
     /// What redacting the files with references replaced.
     pub redaction: RedactionCounts,
+}
+/// Which limit cut an answer short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Truncation {
+    /// The output byte cap ([`crate::limits::GIT_OUTPUT_BYTES`]).
+    OutputLimit,
+    /// The lines-per-answer cap (`max_read_lines`, or a tool's own line cap).
+    LineLimit,
+    /// The entry cap the caller asked for (or the server's).
+    EntryLimit,
+    /// The history walk's commit cap.
+    WalkLimit,
+    /// The request's time budget.
+    Deadline,
+}
+
+impl Truncation {
+    /// The name used on the MCP side.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncation::OutputLimit => "output_limit",
+            Truncation::LineLimit => "line_limit",
+            Truncation::EntryLimit => "entry_limit",
+            Truncation::WalkLimit => "walk_limit",
+            Truncation::Deadline => "deadline",
+        }
+    }
+}
+
+/// The commit `git_show` shows, as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownCommit {
+    /// The whole message, redacted as one text.
+    pub message: String,
+    /// `--stat` block, then (unless `stat_only`) the diff against the first
+    /// parent, possibly cut at the output cap.
+    pub text: String,
+    /// Only the stat was asked for.
+    pub stat_only: bool,
+    /// Files changed, also those past the output cap (denied ones are only
+    /// counted in `withheld_by_denylist`).
+    pub files_changed: u64,
+    /// Lines added.
+    pub lines_added: u64,
+    /// Lines removed.
+    pub lines_removed: u64,
+    /// Changed files left out because the denylist covers their path.
+    pub withheld_by_denylist: u64,
+    /// The first file whose diff the output cap cut short or left out
+    /// (where to continue).
+    pub next_not_shown: Option<String>,
+    /// Files whose diff the output cap cut short or left out.
+    pub files_not_shown: u64,
+}
+
+/// The file `git_show` shows at a revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownFile {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// Blob size in bytes.
+    pub size_bytes: u64,
+    /// Lines in the blob (`read_file`'s line rule).
+    pub total_lines: u64,
+    /// First line returned (0 for an empty blob).
+    pub start_line: u64,
+    /// Last line returned (0 for an empty blob).
+    pub end_line: u64,
+    /// The selected lines joined by `\n`, cut from the blob redacted whole.
+    pub text: String,
+}
+
+/// What `git_show` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Shown {
+    /// The commit: message, stat, diff.
+    Commit(ShownCommit),
+    /// One file at the commit.
+    File(ShownFile),
+}
+
+/// Output of `git_show`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitShowOutput {
+    /// The commit the revision names (its subject cut from the message
+    /// redacted whole).
+    pub commit: Commit,
+    /// Its parents' full hashes, in order (the diff is against the first).
+    pub parents: Vec<String>,
+    /// The commit or the file.
+    pub shown: Shown,
+    /// Which limit cut the answer, if one did.
+    pub truncation: Option<Truncation>,
+    /// What redacting the whole message and each whole side replaced.
+    pub redaction: RedactionCounts,
+}
+
+/// Consecutive lines of a `git_blame` answer that one commit last changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlameGroup {
+    /// The commit (its subject cut from its message redacted whole).
+    pub commit: Commit,
+    /// First line, in the blamed version of the file.
+    pub start_line: u64,
+    /// Last line, inclusive.
+    pub end_line: u64,
+    /// The first line's number in the commit's own version of the file.
+    pub source_line: u64,
+    /// The walk stopped before it found where these lines began: the commit
+    /// is the oldest one reached, and the lines are that old or older.
+    pub boundary: bool,
+    /// The lines' text, cut from the blob redacted whole.
+    pub lines: Vec<String>,
+}
+
+/// Output of `git_blame`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitBlameOutput {
+    /// Workspace-relative POSIX path.
+    pub path: String,
+    /// The commit whose version was blamed (full hash).
+    pub revision: String,
+    /// Lines in that version (lines end at `\n`, as git counts them).
+    pub total_lines: u64,
+    /// First line blamed (0 for an empty file).
+    pub start_line: u64,
+    /// Last line blamed (0 for an empty file).
+    pub end_line: u64,
+    /// The groups, in line order.
+    pub groups: Vec<BlameGroup>,
+    /// Commits the walk looked at.
+    pub commits_walked: u64,
+    /// Which limit cut the answer (the line cap, or the walk's commit cap or
+    /// time budget, which leave boundary groups), if one did.
+    pub truncation: Option<Truncation>,
+    /// What redacting the whole blob and the commits' whole messages replaced.
+    pub redaction: RedactionCounts,
+}
+
+/// One changed path of `git_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusEntry {
+    /// Workspace-relative POSIX path (an untracked directory ends in `/`).
+    pub path: String,
+    /// `A` added, `M` modified, `D` deleted, `T` type changed (a file
+    /// became a symbolic link or the reverse), `X` not compared (moat does
+    /// not read it: a hard link, a special file, too large, unreadable),
+    /// `?` untracked.
+    pub status: char,
+}
+
+/// The branch's configured upstream, from local refs only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Upstream {
+    /// Its short name (`origin/main`).
+    pub name: String,
+    /// Commits on the branch not on the upstream (`None`: not counted, the
+    /// walk's cap was reached, or the upstream ref does not exist locally).
+    pub ahead: Option<u64>,
+    /// Commits on the upstream not on the branch.
+    pub behind: Option<u64>,
+}
+
+/// Output of `git_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitStatusOutput {
+    /// The checked-out branch's short name; `None` when HEAD is detached.
+    pub branch: Option<String>,
+    /// The commit HEAD names (full hash); `None` on an unborn branch.
+    pub head: Option<String>,
+    /// The branch's upstream, if one is configured.
+    pub upstream: Option<Upstream>,
+    /// Index against HEAD, by path (at most the entry cap over all lists).
+    pub staged: Vec<StatusEntry>,
+    /// Work tree against the index, by path.
+    pub unstaged: Vec<StatusEntry>,
+    /// Untracked paths, by path.
+    pub untracked: Vec<StatusEntry>,
+    /// Staged changes found (listed or not).
+    pub staged_count: u64,
+    /// Unstaged changes found.
+    pub unstaged_count: u64,
+    /// Untracked paths found.
+    pub untracked_count: u64,
+    /// Paths the denylist covers (tracked, or untracked and not ignored):
+    /// counted, never named, never read.
+    pub withheld_by_denylist: u64,
+    /// Which limit cut the lists, if one did.
+    pub truncation: Option<Truncation>,
+    /// The server's entry cap (`max_git_entries`): the most a caller may ask.
+    pub entry_cap: u32,
 }

@@ -200,6 +200,12 @@ pub enum GitTool {
     Log,
     /// `git_diff`.
     Diff,
+    /// `git_show`.
+    Show,
+    /// `git_blame`.
+    Blame,
+    /// `git_status`.
+    Status,
 }
 
 /// A fixed reason a repository could not be read.
@@ -214,6 +220,8 @@ pub enum GitReason {
     /// The repository (configuration, refs, index or objects) is damaged or
     /// in a format this server does not read.
     Unreadable,
+    /// The path names nothing (or a directory) at that revision.
+    NoSuchPath,
 }
 
 /// The safety rule a repository broke.

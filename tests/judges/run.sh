@@ -109,6 +109,9 @@ inspect "stdio modern tools/list" '"read_file"' --protocol-era modern "$BIN" ser
 inspect "stdio tools/call" 'A fixture project' --protocol-era auto "$BIN" serve --workspace "$WS" --method tools/call --tool-name read_file --tool-args-json '{"path":"README.md"}' --format json
 inspect "http modern tools/list" '"search_code"' --protocol-era modern "$URL" --method tools/list --format json
 inspect "http legacy tools/call" 'Extend the readme' --protocol-era legacy "$URL" --method tools/call --tool-name git_log --tool-args-json '{"limit":5}' --format json
+inspect "stdio tools/call git_show" 'Extend the readme' --protocol-era modern "$BIN" serve --workspace "$WS" --method tools/call --tool-name git_show --tool-args-json '{"stat_only":true}' --format json
+inspect "http legacy tools/call git_blame" 'Extend the readme' --protocol-era legacy "$URL" --method tools/call --tool-name git_blame --tool-args-json '{"path":"README.md"}' --format json
+inspect "http modern tools/call git_status" 'On branch main' --protocol-era modern "$URL" --method tools/call --tool-name git_status --tool-args-json '{}' --format json
 inspect "http modern tools/call" 'class Engine' --protocol-era modern "$URL" --method tools/call --tool-name search_code --tool-args-json '{"pattern":"engine"}' --format json
 inspect "stdio find_files" 'src/demo/core.py' --protocol-era auto "$BIN" serve --workspace "$WS" --method tools/call --tool-name find_files --tool-args-json '{"glob":"**/*.py"}' --format json
 inspect "stdio directory_tree" 'test_core.py' --protocol-era auto "$BIN" serve --workspace "$WS" --method tools/call --tool-name directory_tree --tool-args-json '{"depth":3}' --format json

@@ -27,6 +27,9 @@ CALLS: dict[str, tuple[dict, dict]] = {
     "directory_tree": ({"depth": 2}, {"path": "../.."}),
     "file_outline": ({"path": "src/demo/core.py"}, {"path": "../../etc/passwd"}),
     "find_references": ({"identifier": "Engine"}, {"identifier": "Engine", "path": "../.."}),
+    "git_show": ({"revision": "HEAD"}, {"path": "../../etc/passwd"}),
+    "git_blame": ({"path": "README.md", "start_line": 1, "end_line": 3}, {"path": "../../etc/passwd"}),
+    "git_status": ({"max_entries": 50}, {"max_entries": 0}),
 }
 
 

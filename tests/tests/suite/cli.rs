@@ -8,14 +8,17 @@ use std::collections::BTreeMap;
 use moat_tests::{Era, Fixture, Moat, Mode, Options, Run, run_moat};
 use serde_json::{Value, json};
 
-const SORTED_TOOLS: [&str; 11] = [
+const SORTED_TOOLS: [&str; 14] = [
     "directory_tree",
     "file_outline",
     "find_files",
     "find_references",
     "find_symbol",
+    "git_blame",
     "git_diff",
     "git_log",
+    "git_show",
+    "git_status",
     "list_directory",
     "project_overview",
     "read_file",
@@ -97,7 +100,7 @@ fn doctor_prints_the_report_lines() {
     // workers can start no program.
     assert_eq!(
         d["tools"],
-        format!("11 ({})", SORTED_TOOLS.join(", ")),
+        format!("{} ({})", SORTED_TOOLS.len(), SORTED_TOOLS.join(", ")),
         "{run}"
     );
     assert_eq!(

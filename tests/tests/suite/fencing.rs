@@ -9,13 +9,15 @@ use serde_json::{Value, json};
 
 use super::util::{GUIDE_MD, VENDORED_PY, call_line, content_fixture, git, have_git, params_for};
 
-/// The five tools whose results carry file-derived text, with their labels.
-const FILE_CONTENT_TOOLS: [(&str, &str); 5] = [
+/// The tools whose results carry file-derived text, with their labels.
+const FILE_CONTENT_TOOLS: [(&str, &str); 7] = [
     ("read_file", "file-content"),
     ("search_code", "search-results"),
     ("find_symbol", "symbol-definitions"),
     ("git_log", "commit-messages"),
     ("git_diff", "diff"),
+    ("git_show", "git-show"),
+    ("git_blame", "blame"),
 ];
 
 /// The fence of content block 1: `(label, nonce, body)`, checking its
@@ -510,7 +512,11 @@ fn file_content_tools_and_the_instructions_mention_the_fence() {
                 None => break,
             }
         }
-        let expected = if have_git() { 5 } else { 3 };
+        let expected = if have_git() {
+            FILE_CONTENT_TOOLS.len()
+        } else {
+            3
+        };
         assert_eq!(described, expected, "{era:?}");
     }
     // initialize (legacy) and server/discover (modern) instructions.

@@ -32,7 +32,7 @@ fn repo() -> Fixture {
 }
 
 /// A plain git (not moat) in the workspace: (status ok, stdout + stderr).
-fn plain_git(dir: &Path, args: &[&str]) -> (bool, String) {
+pub fn plain_git(dir: &Path, args: &[&str]) -> (bool, String) {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -10,6 +10,9 @@ mod errors; // envelope errors and their ids, -32601, -32602 naming the field, n
 mod fencing; // fence shape, nonces, hostile content and names, empty results, scoring end to end
 mod git; // git_log/git_diff, revision refusal, hostile .git/config, .git file, network
 mod git_attacks; // denied files in diffs, hard-linked work-tree files, linked control files, forged log entries, decompression bombs
+mod git_blame; // git_blame: attribution checked against git blame (edits, a merge), the line and commit caps and their continuations, denied files, credentials, hostile revisions, paths and repositories
+mod git_show; // git_show: a commit (message, stat, diff), a file at a revision, cuts and their continuations, denied files, credentials, hostile revisions and paths, unsafe repositories
+mod git_status; // git_status: staged/unstaged/untracked against git status, upstream ahead/behind from local refs, detached HEAD, the entry cap and its continuation, denied paths counted, hard/symbolic links and FIFOs never read, unsafe repositories
 mod handshake; // both eras: initialize, discover, tools/list paging and cursors, _meta order
 mod hard_links; // a second name for an outside file is refused (hard_link)
 mod healthcheck; // `moat healthcheck [--ready]` against a real HTTP server: 0 on 200, 1 otherwise (never 2)

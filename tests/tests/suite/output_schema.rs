@@ -194,6 +194,52 @@ fn real_results_validate_against_their_output_schema() {
     }
 }
 
+/// The git tools' results, from a repository with history, a denied file
+/// in it and changes in the work tree (every kind of answer each tool gives:
+/// a commit and a file, cut and uncut).
+#[test]
+fn git_results_validate_against_their_output_schema() {
+    assert!(moat_tests::have_git());
+    let fx = Fixture::demo_project();
+    fx.demo_git();
+    fx.file(".env", "TOKEN=1\n");
+    let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    fx.file("long.txt", long);
+    fx.git(&["add", "-f", ".env", "long.txt"]);
+    fx.git(&["commit", "--quiet", "-m", "Add more"]);
+    fx.file("README.md", "# Demo\n\nEdited.\n");
+    let calls = [
+        ("git_log", json!({})),
+        ("git_diff", json!({})),
+        ("git_show", json!({})),
+        ("git_show", json!({"stat_only": true})),
+        ("git_show", json!({"revision": "HEAD~2"})),
+        ("git_show", json!({"path": "long.txt"})),
+        ("git_show", json!({"path": "src/demo/__init__.py"})),
+        ("git_blame", json!({"path": "long.txt"})),
+        (
+            "git_blame",
+            json!({"path": "src/demo/core.py", "start_line": 2, "end_line": 4}),
+        ),
+        ("git_blame", json!({"path": "src/demo/__init__.py"})),
+        ("git_status", json!({})),
+        ("git_status", json!({"max_entries": 1})),
+        ("git_status", json!({"untracked": false})),
+    ];
+    for mode in Mode::BOTH {
+        let opts = Options::new(mode).env("MOAT_SANDBOX__MAX_READ_LINES", "10");
+        let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
+        let schemas = output_schemas(&mut m);
+        for (tool, args) in &calls {
+            let r = m.call(tool, args.clone());
+            assert_eq!(r["isError"], false, "{tool} {args}: {r}");
+            let schema = &schemas[*tool];
+            let p = problems(schema, &r["structuredContent"]);
+            assert!(p.is_empty(), "{mode:?} {tool} {args}: {p:?}\n{r}");
+        }
+    }
+}
+
 #[test]
 fn every_result_reports_redaction_refusals_included() {
     let fx = fixture();

@@ -463,6 +463,37 @@ impl Repo {
         Ok(out)
     }
 
+    /// The checked-out branch's full and short names (`None`: detached).
+    pub fn head_branch(&self) -> Result<Option<(gix::refs::FullName, String)>, WireError> {
+        let name = self
+            .repo
+            .head_name()
+            .map_err(|_| self.fail(GitReason::Unreadable))?;
+        Ok(name.map(|n| {
+            let short = String::from_utf8_lossy(n.shorten().as_ref()).into_owned();
+            (n, short)
+        }))
+    }
+
+    /// The configured upstream of `branch` (from the repository's own
+    /// configuration and local refs only): its short name and, if the ref
+    /// exists, the commit it names.
+    #[must_use]
+    pub fn upstream(&self, branch: &gix::refs::FullName) -> Option<(String, Option<ObjectId>)> {
+        let name = self
+            .repo
+            .branch_remote_tracking_ref_name(branch.as_ref(), gix::remote::Direction::Fetch)?
+            .ok()?;
+        let short = String::from_utf8_lossy(name.shorten().as_ref()).into_owned();
+        let id = self
+            .repo
+            .try_find_reference(name.as_ref())
+            .ok()
+            .flatten()
+            .and_then(|mut r| r.peel_to_id().ok().map(gix::Id::detach));
+        Some((short, id))
+    }
+
     /// The best common ancestor of two commits, if any.
     pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>, WireError> {
         match self.repo.merge_base(a, b) {

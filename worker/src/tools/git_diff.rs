@@ -62,7 +62,7 @@ struct Version {
 }
 
 /// One changed file.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Change {
     old_path: String,
     new_path: String,
@@ -180,7 +180,13 @@ pub fn run(
         context,
         &mut out,
         deadline,
+        GIT_OUTPUT_BYTES,
     )?;
+    if out.truncated && out.text.is_empty() {
+        return Err(WireError::TooLarge(TooLarge::Diff {
+            limit: GIT_OUTPUT_BYTES as u64,
+        }));
+    }
     Ok(ToolOutput::GitDiff(GitDiffOutput {
         diff: out.text,
         files_changed: out.files,
@@ -209,8 +215,10 @@ struct Output {
     added: u64,
     removed: u64,
     truncated: bool,
-    /// The first file not shown whole when the output cap was reached.
+    /// The first file the cap cut short or left out.
     next_path: Option<String>,
+    /// Files the cap cut short or left out.
+    not_shown: u64,
     denied: u64,
     unreadable: u64,
     /// Notices for work-tree files that were not read, shown first.
@@ -365,6 +373,10 @@ fn side_bytes(repo: &Repo, ws: &Workspace, v: &Version) -> Result<Vec<u8>, WireE
     }
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one rendering pass: its inputs, its limits and where it writes"
+)]
 fn render(
     ws: &Workspace,
     repo: &Repo,
@@ -373,6 +385,7 @@ fn render(
     context: u32,
     out: &mut Output,
     deadline: &Deadline,
+    budget: usize,
 ) -> Result<(), WireError> {
     let mut rows: Vec<StatRow> = Vec::new();
     let notices = std::mem::take(&mut out.notices);
@@ -381,7 +394,8 @@ fn render(
         text.push_str(n);
     }
     let mut stat_bytes = 0usize;
-    for c in changes {
+    let total = changes.len() as u64;
+    for (n, c) in changes.into_iter().enumerate() {
         check_deadline(deadline)?;
         let old = c
             .old
@@ -423,9 +437,10 @@ fn render(
             };
             let name = patch::quote_path("", &name);
             stat_bytes += name.len() + 32;
-            if stat_bytes > GIT_OUTPUT_BYTES {
+            if stat_bytes > budget {
                 out.truncated = true;
                 out.next_path = Some(c.new_path.clone());
+                out.not_shown = total - n as u64;
                 out.files += 1;
                 if !binary {
                     let (a, d) = patch::count(before, after);
@@ -474,9 +489,10 @@ fn render(
                 section.push_str(HIDDEN_CHANGE);
             }
         }
-        if text.len() + section.len() > GIT_OUTPUT_BYTES {
+        if text.len() + section.len() > budget {
             out.truncated = true;
-            let room = GIT_OUTPUT_BYTES - text.len();
+            out.not_shown = total - n as u64;
+            let room = budget.saturating_sub(text.len());
             let mut cut = room.min(section.len());
             while !section.is_char_boundary(cut) {
                 cut -= 1;
@@ -500,13 +516,89 @@ fn render(
     if stat_only {
         text.push_str(&patch::stat(&rows, STAT_WIDTH));
     }
-    if out.truncated && text.is_empty() {
-        return Err(WireError::TooLarge(TooLarge::Diff {
-            limit: GIT_OUTPUT_BYTES as u64,
-        }));
-    }
     out.text = text;
     Ok(())
+}
+
+/// A commit's change against its first parent, as `git_show` shows it.
+#[derive(Debug, Default)]
+pub(crate) struct CommitDiff {
+    /// The `--stat` block of every shown file.
+    pub stat: String,
+    /// The unified diff (empty when only the stat was asked for).
+    pub diff: String,
+    /// Files changed, lines added and removed (over every shown file).
+    pub files: u64,
+    /// Lines added.
+    pub added: u64,
+    /// Lines removed.
+    pub removed: u64,
+    /// Changed files the denylist covers (counted, never named).
+    pub denied: u64,
+    /// The output cap cut the stat or the diff.
+    pub truncated: bool,
+    /// The first file the cap cut short or left out.
+    pub next_path: Option<String>,
+    /// Files the cap cut short or left out.
+    pub not_shown: u64,
+    /// What redacting each whole side replaced.
+    pub report: RedactionReport,
+}
+
+/// The change from tree entries `old` to `new`, both from the object store:
+/// the stat of every changed file, then (unless `stat_only`) their diff in
+/// what is left of `budget` bytes. The same machinery as `git_diff`: denied
+/// paths counted and never read, each whole side redacted before it is
+/// diffed, binary files named only.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the two sides, the options of the answer and its limits"
+)]
+pub(crate) fn commit_diff(
+    ws: &Workspace,
+    repo: &Repo,
+    old: &Entries,
+    new: Entries,
+    stat_only: bool,
+    context: u32,
+    budget: usize,
+    deadline: &Deadline,
+) -> Result<CommitDiff, WireError> {
+    let mut stat = Output::default();
+    let changes = compare(ws, repo, old, &New::Objects(new), &mut stat, deadline)?;
+    let mut result = CommitDiff {
+        denied: stat.denied,
+        ..CommitDiff::default()
+    };
+    let for_patch = if stat_only {
+        Vec::new()
+    } else {
+        changes.clone()
+    };
+    render(
+        ws, repo, changes, true, context, &mut stat, deadline, budget,
+    )?;
+    result.files = stat.files;
+    result.added = stat.added;
+    result.removed = stat.removed;
+    result.truncated = stat.truncated;
+    result.next_path = stat.next_path;
+    result.not_shown = stat.not_shown;
+    result.report = stat.report;
+    result.stat = stat.text;
+    if stat_only || result.truncated {
+        return Ok(result);
+    }
+    let mut diff = Output::default();
+    let room = budget.saturating_sub(result.stat.len());
+    render(
+        ws, repo, for_patch, false, context, &mut diff, deadline, room,
+    )?;
+    result.truncated = diff.truncated;
+    result.next_path = diff.next_path;
+    result.not_shown = diff.not_shown;
+    result.diff = diff.text;
+    Ok(result)
 }
 
 #[cfg(test)]

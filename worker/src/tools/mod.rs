@@ -12,8 +12,11 @@ pub mod directory_tree;
 pub mod file_outline;
 pub mod find_files;
 pub mod find_references;
+pub mod git_blame;
 pub mod git_diff;
 pub mod git_log;
+pub mod git_show;
+pub mod git_status;
 pub mod list_dir;
 pub mod overview;
 pub mod read_file;
@@ -37,6 +40,9 @@ pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
         Request::DirectoryTree(a) => directory_tree::run(ws, a, &deadline),
         Request::FileOutline(a) => file_outline::run(ws, a, &deadline),
         Request::FindReferences(a) => find_references::run(ws, a, &deadline),
+        Request::GitShow(a) => git_show::run(ws, a, &deadline),
+        Request::GitBlame(a) => git_blame::run(ws, a, &deadline),
+        Request::GitStatus(a) => git_status::run(ws, a, &deadline),
     };
     Response::Done(result)
 }

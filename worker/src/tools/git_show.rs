@@ -1,0 +1,211 @@
+//! `git_show`: one commit (its fields, its whole message, the stat of its
+//! change and the diff against its first parent), or one file as a revision
+//! holds it.
+//!
+//! The commit's message is redacted as one text before anything is cut from
+//! it (its subject included). Its change is `git_diff`'s machinery over two
+//! trees of the object store ([`git_diff::commit_diff`]): a path the
+//! denylist covers is counted, never named, never read; each side of a
+//! text change is redacted whole before it is diffed. A merge is shown
+//! against its first parent; a root commit against the empty tree.
+//!
+//! A file at a revision is resolved like `read_file` resolves a path
+//! (containment, then the denylist: a denied path is refused with the same
+//! `denied_path`), looked up in the commit's tree, sized by its header
+//! before it is inflated (at most `max_file_bytes`), refused when binary
+//! (a NUL in its first 8 KiB), and redacted as a whole blob before its line
+//! range is cut (`read_file`'s line rule and line cap). Nothing is read
+//! from the work tree.
+
+use moat_protocol::limits::{BINARY_SNIFF_BYTES, GIT_OUTPUT_BYTES};
+use moat_protocol::request::GitShowArgs;
+use moat_protocol::response::{
+    Commit, GitShowOutput, Shown, ShownCommit, ShownFile, ToolOutput, Truncation,
+};
+use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
+
+use gix::revision::plumbing::Spec;
+
+use crate::deadline::Deadline;
+use crate::git::{self, Entries, Repo};
+use crate::redact::RedactionReport;
+use crate::sources;
+use crate::tools::git_diff;
+use crate::tools::read_file::split_lines;
+use crate::workspace::Workspace;
+
+const TREE: u32 = 0o040000;
+const GITLINK: u32 = 0o160000;
+
+/// Run `git_show`.
+pub fn run(
+    ws: &Workspace,
+    args: &GitShowArgs,
+    deadline: &Deadline,
+) -> Result<ToolOutput, WireError> {
+    let target = git::Target::new(ws, args.revision.as_deref(), args.path.as_deref())?;
+    let repo = git::open(ws, GitTool::Show, deadline)?;
+    let id = match target.revision {
+        None => repo.head()?.ok_or(repo.fail(GitReason::UnknownRevision))?,
+        Some(rev) => match repo.resolve(rev)? {
+            Spec::Include(id) => id,
+            _ => return Err(repo.fail(GitReason::WrongKind)),
+        },
+    };
+    let id = repo.peel_to_commit(id)?;
+    let info = repo.commit(id)?;
+    let mut report = RedactionReport::default();
+    // The whole message, redacted as one text; the subject is cut from it.
+    let message =
+        sources::redact_source_bytes(ws.redactor(), &info.message, &mut report).into_owned();
+    let commit = Commit {
+        commit: id.to_hex().to_string(),
+        short: repo.short(id),
+        author: info.author.clone(),
+        authored_at: info.authored_at.clone(),
+        subject: git::subject(message.as_bytes()),
+    };
+    let parents = info
+        .parents
+        .iter()
+        .map(|p| p.to_hex().to_string())
+        .collect();
+    let (shown, truncation) = match &target.path {
+        Some(path) => show_file(ws, &repo, &info, path, args, &mut report)?,
+        None => show_commit(ws, &repo, &info, message, args, &mut report, deadline)?,
+    };
+    Ok(ToolOutput::GitShow(GitShowOutput {
+        commit,
+        parents,
+        shown,
+        truncation,
+        redaction: sources::counts(&report),
+    }))
+}
+
+fn show_commit(
+    ws: &Workspace,
+    repo: &Repo,
+    info: &git::CommitInfo,
+    message: String,
+    args: &GitShowArgs,
+    report: &mut RedactionReport,
+    deadline: &Deadline,
+) -> Result<(Shown, Option<Truncation>), WireError> {
+    let context = args.context_lines.map_or(3, |n| u32::from(n.min(10)));
+    let old: Entries = match info.parents.first() {
+        Some(p) => repo.flatten(repo.commit(*p)?.tree, "", deadline)?,
+        None => Entries::new(),
+    };
+    let new = repo.flatten(info.tree, "", deadline)?;
+    let budget = GIT_OUTPUT_BYTES.saturating_sub(message.len());
+    let d = git_diff::commit_diff(
+        ws,
+        repo,
+        &old,
+        new,
+        args.stat_only,
+        context,
+        budget,
+        deadline,
+    )?;
+    report.merge(&d.report);
+    let text = if d.diff.is_empty() {
+        d.stat
+    } else {
+        format!("{}\n{}", d.stat, d.diff)
+    };
+    let truncation = d.truncated.then_some(Truncation::OutputLimit);
+    Ok((
+        Shown::Commit(ShownCommit {
+            message,
+            text,
+            stat_only: args.stat_only,
+            files_changed: d.files,
+            lines_added: d.added,
+            lines_removed: d.removed,
+            withheld_by_denylist: d.denied,
+            next_not_shown: d.next_path,
+            files_not_shown: d.not_shown,
+        }),
+        truncation,
+    ))
+}
+
+fn show_file(
+    ws: &Workspace,
+    repo: &Repo,
+    info: &git::CommitInfo,
+    path: &crate::fs::ContainedPath,
+    args: &GitShowArgs,
+    report: &mut RedactionReport,
+) -> Result<(Shown, Option<Truncation>), WireError> {
+    if path.is_root() {
+        return Err(WireError::NotAFile);
+    }
+    let entry = repo
+        .entry_at(info.tree, path.rel())?
+        .ok_or(repo.fail(GitReason::NoSuchPath))?;
+    if entry.mode & 0o170000 == TREE || entry.mode == GITLINK {
+        return Err(WireError::NotAFile);
+    }
+    let bytes = repo.blob(entry.id, ws.limits().max_file_bytes)?;
+    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some() {
+        return Err(WireError::BinaryFile);
+    }
+    // The whole blob is redacted first; redaction keeps every line break,
+    // so the redacted text has the raw text's lines.
+    let text = sources::redact_source_bytes(ws.redactor(), &bytes, report);
+    let lines = split_lines(&text);
+    let total = lines.len() as u64;
+    let start = args.start_line.unwrap_or(1).max(1);
+    let requested_end = args.end_line.unwrap_or(total.max(start));
+    if total == 0 && start == 1 && requested_end >= start {
+        return Ok((
+            Shown::File(ShownFile {
+                path: path.display().to_owned(),
+                size_bytes: bytes.len() as u64,
+                total_lines: 0,
+                start_line: 0,
+                end_line: 0,
+                text: String::new(),
+            }),
+            None,
+        ));
+    }
+    if start > total {
+        return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
+            start,
+            total,
+        }));
+    }
+    if requested_end < start {
+        return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
+            start,
+            end: requested_end,
+        }));
+    }
+    let budget_end = start
+        .saturating_add(u64::from(ws.limits().max_read_lines))
+        .saturating_sub(1);
+    let end = requested_end.min(total).min(budget_end);
+    let cut = end < requested_end.min(total);
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "end <= total, which counts a Vec"
+    )]
+    let selected = lines
+        .get((start - 1) as usize..end as usize)
+        .unwrap_or_default();
+    Ok((
+        Shown::File(ShownFile {
+            path: path.display().to_owned(),
+            size_bytes: bytes.len() as u64,
+            total_lines: total,
+            start_line: start,
+            end_line: end,
+            text: selected.join("\n"),
+        }),
+        cut.then_some(Truncation::LineLimit),
+    ))
+}
