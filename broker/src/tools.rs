@@ -930,7 +930,20 @@ impl Registry {
             .flat_map(|(_, d)| [&d["inputSchema"], &d["outputSchema"]])
             .collect();
         let validator = Validator::new(schemas)?;
-        Ok(Registry { tools, validator })
+        let mut registry = Registry { tools, validator };
+        registry.set_answer_chars(limits::MAX_ANSWER_CHARS_DEFAULT);
+        Ok(registry)
+    }
+
+    /// Declare the answer budget to clients that read a size hint: each
+    /// tool's `_meta["anthropic/maxResultSizeChars"]` is the most characters
+    /// one of its results holds (the budget of its text plus its summary and
+    /// fence lines), so such a client takes every answer inline.
+    pub fn set_answer_chars(&mut self, chars: u32) {
+        let hint = u64::from(chars) + u64::from(limits::ANSWER_FRAME_CHARS);
+        for (_, d) in &mut self.tools {
+            d["_meta"] = json!({ "anthropic/maxResultSizeChars": hint });
+        }
     }
 
     /// Declarations in `tools/list` order.

@@ -59,6 +59,22 @@ pub const MAX_DIRECTORY_ENTRIES_MIN: u32 = 1;
 /// Default of `max_directory_entries`.
 pub const MAX_DIRECTORY_ENTRIES_DEFAULT: u32 = 1_000;
 
+/// Bounds and default of `max_answer_chars`: characters of text one answer
+/// holds. The default fits the smallest common client limit: Claude Code
+/// warns above 10,000 tokens and refuses a tool result over 25,000 tokens by
+/// default (about 100,000 characters of code), several other agents cut
+/// results near 30,000–50,000 characters; 40,000 characters is about 10,000
+/// tokens of source. Declared to clients in each tool's
+/// `_meta["anthropic/maxResultSizeChars"]`.
+pub const MAX_ANSWER_CHARS_MIN: u32 = 4_000;
+/// Upper bound of `max_answer_chars`.
+pub const MAX_ANSWER_CHARS_MAX: u32 = 4_000_000;
+/// Default of `max_answer_chars`.
+pub const MAX_ANSWER_CHARS_DEFAULT: u32 = 40_000;
+/// Characters an answer's summary, notes and fence lines may add to the
+/// text a tool cut to its budget (the declared size hint includes them).
+pub const ANSWER_FRAME_CHARS: u32 = 2_000;
+
 /// Bounds and default of `max_git_entries`: commits of one `git_log`.
 pub const MAX_GIT_ENTRIES_MAX: u32 = 1_000;
 /// Lower bound of `max_git_entries`.
@@ -178,6 +194,10 @@ pub struct Limits {
     pub max_directory_entries: u32,
     /// Commits per `git_log`.
     pub max_git_entries: u32,
+    /// Characters of text per answer: every tool cuts its text to it and
+    /// says how to go on.
+    #[serde(default = "default_answer_chars")]
+    pub max_answer_chars: u32,
     /// Per-request budget in milliseconds.
     pub tool_timeout_ms: u64,
 }
@@ -192,12 +212,38 @@ impl Default for Limits {
             max_result_bytes: MAX_RESULT_BYTES_DEFAULT,
             max_directory_entries: MAX_DIRECTORY_ENTRIES_DEFAULT,
             max_git_entries: MAX_GIT_ENTRIES_DEFAULT,
+            max_answer_chars: MAX_ANSWER_CHARS_DEFAULT,
             tool_timeout_ms: TOOL_TIMEOUT_MS_DEFAULT,
         }
     }
 }
 
+fn default_answer_chars() -> u32 {
+    MAX_ANSWER_CHARS_DEFAULT
+}
+
 impl Limits {
+    /// The byte budget of one tool's text: bytes are at least characters, so
+    /// text cut to this many bytes never passes the character budget.
+    #[must_use]
+    pub fn answer_bytes(&self) -> usize {
+        self.max_answer_chars as usize
+    }
+
+    /// The byte cap of a search-like answer's text: `max_result_bytes`,
+    /// within the answer budget.
+    #[must_use]
+    pub fn result_bytes(&self) -> usize {
+        (self.max_result_bytes as usize).min(self.answer_bytes())
+    }
+
+    /// The byte cap of a git answer's text: [`GIT_OUTPUT_BYTES`], within the
+    /// answer budget.
+    #[must_use]
+    pub fn git_bytes(&self) -> usize {
+        GIT_OUTPUT_BYTES.min(self.answer_bytes())
+    }
+
     /// Clamp every value into its hard bounds. The broker validates first and
     /// refuses out-of-range configuration; the worker clamps again so that a
     /// wrong value can never *raise* a cap.
@@ -225,6 +271,9 @@ impl Limits {
             max_git_entries: self
                 .max_git_entries
                 .clamp(MAX_GIT_ENTRIES_MIN, MAX_GIT_ENTRIES_MAX),
+            max_answer_chars: self
+                .max_answer_chars
+                .clamp(MAX_ANSWER_CHARS_MIN, MAX_ANSWER_CHARS_MAX),
             tool_timeout_ms: self
                 .tool_timeout_ms
                 .clamp(TOOL_TIMEOUT_MS_MIN, TOOL_TIMEOUT_MS_MAX),
@@ -246,9 +295,11 @@ mod tests {
             max_result_bytes: u32::MAX,
             max_directory_entries: u32::MAX,
             max_git_entries: u32::MAX,
+            max_answer_chars: u32::MAX,
             tool_timeout_ms: u64::MAX,
         }
         .clamped();
+        assert_eq!(wild.max_answer_chars, MAX_ANSWER_CHARS_MAX);
         assert_eq!(wild.max_file_bytes, MAX_FILE_BYTES_MAX);
         assert_eq!(wild.max_read_lines, MAX_READ_LINES_MAX);
         assert_eq!(wild.max_search_results, MAX_SEARCH_RESULTS_MAX);

@@ -107,7 +107,8 @@ pub struct Server {
 impl Server {
     /// Build the server around an executor.
     pub fn new(config: Arc<Config>, executor: Executor) -> Result<Server, String> {
-        let registry = Registry::new()?;
+        let mut registry = Registry::new()?;
+        registry.set_answer_chars(config.sandbox.limits.max_answer_chars);
         // The content controls' automata and patterns are built beside the
         // start-up, not before the first answer (`initialize` and
         // `tools/list` need none of them) and not in the first tool call.

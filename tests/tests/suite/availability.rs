@@ -398,7 +398,9 @@ fn an_answer_over_the_cap_after_escaping_is_refused_with_a_clear_error() {
     let fx = fixture();
     // 300 KB on disk, under the 1 MiB file cap, but ~6 times that escaped.
     fx.file("ctl.txt", control_bytes(300_000));
-    let s = http(&fx, &[("MOAT_SERVER__MAX_ANSWER_BYTES", "1048576")]);
+    // The answer budget raised so the file is answered whole.
+    let big = ("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000000");
+    let s = http(&fx, &[("MOAT_SERVER__MAX_ANSWER_BYTES", "1048576"), big]);
     let r = s.post(&modern_call(1, "read_file", json!({"path": "ctl.txt"})));
     assert_eq!(r.status, 200, "{r}");
     assert!(r.body.len() < 64 * 1024, "{} bytes", r.body.len());
@@ -416,7 +418,7 @@ fn an_answer_over_the_cap_after_escaping_is_refused_with_a_clear_error() {
     let mut m = stdio(
         &fx,
         Mode::InProcess,
-        &[("MOAT_SERVER__MAX_ANSWER_BYTES", "1048576")],
+        &[("MOAT_SERVER__MAX_ANSWER_BYTES", "1048576"), big],
     );
     let r = m.call("read_file", json!({"path": "ctl.txt"}));
     assert_eq!(error_code(&r), "answer_too_large", "{r}");
@@ -447,6 +449,7 @@ fn http_clients_that_never_read_are_closed_at_the_write_timeout_and_memory_stays
         &[
             ("MOAT_HTTP__WRITE_TIMEOUT_MS", "1500"),
             ("MOAT_HTTP__MAX_QUEUED_BYTES", "8388608"),
+            ("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000000"),
         ],
     );
     let pid = s.moat.pid();

@@ -243,3 +243,103 @@ fn answers_are_written_for_the_model() {
         assert!(text(&r, 0).contains("for 'f7\\(\\)' in"), "{}", text(&r, 0));
     }
 }
+
+/// Characters of text in a result (every content block).
+fn answer_chars(r: &Value) -> usize {
+    r["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .map(|t| t.chars().count())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn every_answer_fits_the_answer_budget_and_says_how_to_go_on() {
+    let fx = Fixture::new();
+    // ~300 KB of source: 4,000 long lines, each a match for "flags".
+    let body: String = (0..4000)
+        .map(|i| {
+            format!("static int function_number_{i}(struct rq *rq, int flags) {{ return {i}; }}\n")
+        })
+        .collect();
+    fx.file("core.c", &body);
+    git(&fx.root, "Ann", &["init", "-q", "-b", "main"]);
+    git(&fx.root, "Ann", &["add", "."]);
+    git(&fx.root, "Ann", &["commit", "-qm", "one"]);
+    fx.file("core.c", body.replace("flags", "mode"));
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        // The budget is declared to clients that read a size hint.
+        let tools = m.request("tools/list", json!({}));
+        for t in tools["result"]["tools"].as_array().expect("tools") {
+            assert_eq!(t["_meta"]["anthropic/maxResultSizeChars"], 42_000, "{t}");
+        }
+        // A whole read comes in answers within the budget; following each
+        // answer's next_start_line gives the whole file once.
+        let mut next = Some(1u64);
+        let mut lines = 0u64;
+        while let Some(start) = next {
+            let r = call_ok(
+                &mut m,
+                "read_file",
+                json!({"path": "core.c", "start_line": start}),
+            );
+            assert!(
+                answer_chars(&r) <= 42_000,
+                "{mode:?} read from {start}: {}",
+                answer_chars(&r)
+            );
+            let s = &r["structuredContent"];
+            lines += s["end_line"].as_u64().unwrap_or(0) + 1 - start;
+            next = s["next_start_line"].as_u64();
+            assert!(lines <= 4000);
+        }
+        assert_eq!(lines, 4000, "{mode:?}");
+        for (tool, args) in [
+            (
+                "search_code",
+                json!({"pattern": "struct rq", "context_lines": 5, "max_results": 200}),
+            ),
+            (
+                "find_symbol",
+                json!({"symbol": "function_number", "exact": false}),
+            ),
+            ("git_diff", json!({})),
+        ] {
+            let r = call_ok(&mut m, tool, args);
+            assert!(
+                answer_chars(&r) <= 42_000,
+                "{mode:?} {tool}: {} chars",
+                answer_chars(&r)
+            );
+            assert_eq!(
+                r["structuredContent"]["truncated"], true,
+                "{tool}: {}",
+                r["structuredContent"]
+            );
+            // find_symbol's 200 one-line definitions fit; it stops at its
+            // result limit (a file holding more than the limit says so).
+            let by = if tool == "find_symbol" {
+                "results"
+            } else {
+                "bytes"
+            };
+            assert!(stopped_by(&r).contains(&by), "{tool}: {:?}", stopped_by(&r));
+        }
+        // A larger budget is honoured and declared.
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "100000");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let tools = m.request("tools/list", json!({}));
+        assert_eq!(
+            tools["result"]["tools"][0]["_meta"]["anthropic/maxResultSizeChars"],
+            102_000
+        );
+        let r = call_ok(&mut m, "read_file", json!({"path": "core.c"}));
+        let chars = answer_chars(&r);
+        assert!(chars > 42_000 && chars <= 102_000, "{chars}");
+    }
+}

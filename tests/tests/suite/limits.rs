@@ -107,7 +107,9 @@ fn max_file_bytes_bounds_an_answer_not_which_files_can_be_read() {
     fx.file("one-line.txt", "x".repeat(2000));
     fx.file("exact.txt", "y".repeat(1024));
     for mode in Mode::BOTH {
-        let whole = Options::new(mode).env("MOAT_SANDBOX__MAX_FILE_BYTES", "1048576");
+        let whole = Options::new(mode)
+            .env("MOAT_SANDBOX__MAX_FILE_BYTES", "1048576")
+            .env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000000");
         let mut m = Moat::connect(&fx.root, &whole, Era::Modern);
         let expected = shown_lines(&call_ok(&mut m, "read_file", json!({"path": "big.txt"})));
         assert_eq!(expected.len(), 3000);

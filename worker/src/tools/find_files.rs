@@ -86,7 +86,7 @@ pub fn run(
     let mut total = 0u64;
     let mut bytes = 0usize;
     let page = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
-    let byte_cap = ws.limits().max_result_bytes as usize;
+    let byte_cap = ws.limits().result_bytes();
     let mut cut = None;
     for rel in matched {
         let Some(size) = listable_size(ws, &rel, &mut skipped) else {

@@ -226,7 +226,7 @@ pub fn run(
     }
     let mut a = acc.into_inner().unwrap_or_default();
     a.skipped.add(&summary.skipped);
-    let byte_cap = ws.limits().max_result_bytes as usize;
+    let byte_cap = ws.limits().result_bytes();
     let mut references: Vec<Reference> = Vec::new();
     let mut position = 0u64;
     let mut bytes = 0usize;

@@ -19,7 +19,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use moat_protocol::limits::GIT_OUTPUT_BYTES;
 use moat_protocol::request::GitDiffArgs;
 use moat_protocol::response::{GitDiffOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, TooLarge, WireError};
@@ -180,11 +179,11 @@ pub fn run(
         context,
         &mut out,
         deadline,
-        GIT_OUTPUT_BYTES,
+        ws.limits().git_bytes(),
     )?;
     if out.truncated && out.text.is_empty() {
         return Err(WireError::TooLarge(TooLarge::Diff {
-            limit: GIT_OUTPUT_BYTES as u64,
+            limit: ws.limits().git_bytes() as u64,
         }));
     }
     Ok(ToolOutput::GitDiff(GitDiffOutput {

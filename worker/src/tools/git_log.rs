@@ -11,7 +11,6 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::revision::plumbing::Spec;
-use moat_protocol::limits::GIT_OUTPUT_BYTES;
 use moat_protocol::request::GitLogArgs;
 use moat_protocol::response::{Commit, GitLogOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, WireError};
@@ -101,7 +100,7 @@ pub fn run(
         let message = sources::redact_source_bytes(ws.redactor(), &info.message, &mut report);
         let subject = git::subject(message.as_bytes());
         bytes += subject.len() + info.author.len() + 100;
-        if bytes > GIT_OUTPUT_BYTES {
+        if bytes > ws.limits().git_bytes() {
             stopped_by.push(Limit::Bytes);
             break;
         }

@@ -17,7 +17,7 @@
 //! range is cut (`read_file`'s line rule and line cap). Nothing is read
 //! from the work tree.
 
-use moat_protocol::limits::{BINARY_SNIFF_BYTES, GIT_OUTPUT_BYTES};
+use moat_protocol::limits::BINARY_SNIFF_BYTES;
 use moat_protocol::request::GitShowArgs;
 use moat_protocol::response::{
     Commit, GitShowOutput, Shown, ShownCommit, ShownFile, ToolOutput, Truncation,
@@ -98,7 +98,7 @@ fn show_commit(
         None => Entries::new(),
     };
     let new = repo.flatten(info.tree, "", deadline)?;
-    let budget = GIT_OUTPUT_BYTES.saturating_sub(message.len());
+    let budget = ws.limits().git_bytes().saturating_sub(message.len());
     let d = git_diff::commit_diff(
         ws,
         repo,
@@ -188,7 +188,12 @@ fn show_file(
     let budget_end = start
         .saturating_add(u64::from(ws.limits().max_read_lines))
         .saturating_sub(1);
-    let end = requested_end.min(total).min(budget_end);
+    let end = super::read_file::fit_budget(
+        &lines,
+        start,
+        requested_end.min(total).min(budget_end),
+        ws.limits().answer_bytes(),
+    );
     let cut = end < requested_end.min(total);
     #[expect(
         clippy::cast_possible_truncation,

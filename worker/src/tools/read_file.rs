@@ -97,7 +97,12 @@ pub fn run(
     let budget_end = start
         .saturating_add(u64::from(ws.limits().max_read_lines))
         .saturating_sub(1);
-    let end = requested_end.min(budget_end).min(total);
+    let end = fit_budget(
+        &raw_lines,
+        start,
+        requested_end.min(budget_end).min(total),
+        ws.limits().answer_bytes(),
+    );
     let truncated = end < total;
     #[expect(
         clippy::cast_possible_truncation,
@@ -135,6 +140,27 @@ pub fn run(
         text,
         redaction,
     }))
+}
+
+/// The last line of `start..=end` that keeps the numbered lines within
+/// `budget` bytes (bytes are at least characters). The first line is always
+/// given, whole, however long: an answer never stops inside a line.
+pub(crate) fn fit_budget(lines: &[&str], start: u64, end: u64, budget: usize) -> u64 {
+    let width = end.to_string().len() + 3;
+    let mut used = 0usize;
+    let mut last = start;
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "start <= end <= lines.len()"
+    )]
+    for (number, line) in (start..=end).zip(lines.iter().skip(start as usize - 1)) {
+        used += line.len() + width;
+        if used > budget && number > start {
+            break;
+        }
+        last = number;
+    }
+    last
 }
 
 /// `selected.join("\n")` for consecutive lines of `text`. When `text` has no

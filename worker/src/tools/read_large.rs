@@ -7,7 +7,9 @@
 //! only:
 //!
 //! * up to [`CONTEXT_BYTES`] of the lines before the first requested line,
-//! * the requested lines (at most `max_read_lines`, at most `max_file_bytes`),
+//! * the requested lines (at most `max_read_lines`, and no more text than
+//!   one answer holds, `max_answer_chars`; the first one whole up to
+//!   `max_file_bytes`),
 //! * up to [`CONTEXT_BYTES`] of the lines after them,
 //!
 //! and counting the rest. The kept window is the source the redactor judges,
@@ -44,8 +46,16 @@ const CHUNK: usize = 64 * 1024;
 struct Plan {
     start: u64,
     end: u64,
+    /// The answer budget: the selected lines with their numbers.
     answer_bytes: usize,
+    /// The longest single line an answer may be (`max_file_bytes`): the
+    /// first requested line is sent whole up to it, even past the budget.
+    line_cap: usize,
 }
+
+/// What numbering adds to a line in the answer, at most (the number, two
+/// blanks and the line break).
+const NUMBER_CHARS: usize = 24;
 
 /// One line being read: its bytes while they are still wanted, or only its
 /// length once it is too long to keep.
@@ -135,7 +145,10 @@ pub fn run<R: Read>(
         end: requested_end
             .unwrap_or(u64::MAX)
             .min(start.saturating_add(u64::from(limits.max_read_lines)) - 1),
-        answer_bytes: usize::try_from(limits.max_file_bytes).unwrap_or(usize::MAX),
+        answer_bytes: limits
+            .answer_bytes()
+            .min(usize::try_from(limits.max_file_bytes).unwrap_or(usize::MAX)),
+        line_cap: usize::try_from(limits.max_file_bytes).unwrap_or(usize::MAX),
     };
     let mut window = Window::default();
     let mut line = Line::default();
@@ -211,9 +224,19 @@ fn keep_for(plan: &Plan, window: &Window, number: u64) -> usize {
     if number < plan.start {
         CONTEXT_BYTES.max(BEGIN_LINE_MAX)
     } else if number <= plan.end && window.cut_at.is_none() {
-        plan.answer_bytes.saturating_sub(window.selected_bytes)
+        room(plan, window)
     } else {
         CONTEXT_BYTES.saturating_sub(window.after_bytes)
+    }
+}
+
+/// Bytes the next requested line may take: the rest of the budget, or for
+/// the first one, a whole line up to the line cap.
+fn room(plan: &Plan, window: &Window) -> usize {
+    if window.selected.is_empty() {
+        plan.line_cap.max(plan.answer_bytes) + NUMBER_CHARS
+    } else {
+        plan.answer_bytes.saturating_sub(window.selected_bytes)
     }
 }
 
@@ -221,20 +244,19 @@ fn finish(plan: &Plan, window: &mut Window, line: Line, number: u64) -> Result<(
     if number < plan.start {
         window.keep_before(line);
     } else if number <= plan.end && window.cut_at.is_none() {
-        let room = plan.answer_bytes.saturating_sub(window.selected_bytes);
-        if line.len > room || line.bytes.len() < line.len {
+        if line.len + NUMBER_CHARS > room(plan, window) || line.bytes.len() < line.len {
             if window.selected.is_empty() {
                 // Not even the first requested line fits in one answer.
                 return Err(WireError::TooLarge(TooLarge::Line {
                     line: number,
                     size: line.len as u64,
-                    limit: plan.answer_bytes as u64,
+                    limit: plan.line_cap as u64,
                 }));
             }
             window.cut_at = Some(number);
             keep_after(window, line);
         } else {
-            window.selected_bytes += line.len + 1;
+            window.selected_bytes += line.len + NUMBER_CHARS;
             window.selected.push(line.bytes);
         }
     } else {

@@ -129,7 +129,7 @@ pub fn run(
     collected.skipped.add(&summary.skipped);
     let mut matches = Vec::new();
     let mut rendered = 0usize;
-    let byte_cap = ws.limits().max_result_bytes as usize;
+    let byte_cap = ws.limits().result_bytes();
     let mut stopped_by = Vec::new();
     if summary.capped {
         stopped_by.push(Limit::Files);
@@ -205,13 +205,15 @@ fn new_searcher() -> Searcher {
 /// Characters the text rendering of one match takes: the header line and
 /// two-space-indented context and match lines.
 fn rendered_len(m: &SearchMatch) -> usize {
+    let number = (m.line + m.after.len() as u64).to_string().len();
     let header = m.path.chars().count() + 2 + m.line.to_string().len();
+    // Each line: a line break, two blanks, its number, its mark and a blank.
     let lines: usize = m
         .before
         .iter()
         .chain(std::iter::once(&m.text))
         .chain(&m.after)
-        .map(|l| 3 + l.chars().count())
+        .map(|l| 5 + number + l.chars().count())
         .sum();
     header + lines
 }

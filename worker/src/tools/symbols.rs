@@ -71,7 +71,9 @@ pub fn run(
         kind: args.kind,
     })
     .map_err(|_| WireError::NotFound(Missing::EmptySymbol))?
-    .with_max_results(max);
+    // One more than are kept: a file holding more than `max` definitions
+    // then shows as more found than kept (truncated), not as exactly `max`.
+    .with_max_results(max + 1);
     let file_cap = ws.limits().max_file_bytes;
     let acc = Mutex::new(Acc::default());
     let visit = |rel: &str| -> bool {
@@ -165,16 +167,31 @@ pub fn run(
     a.skipped.add(&walk_skipped);
     symbols::sort_definitions(&mut a.definitions);
     let timed_out = a.timed_out || walk_timed_out;
+    a.definitions.truncate(max);
+    // The answer budget: each definition is one line of path, line, kind,
+    // method and signature.
+    let budget = ws.limits().answer_bytes();
+    let mut used = 0usize;
+    let fits = a
+        .definitions
+        .iter()
+        .take_while(|d| {
+            used += d.path.len() + d.signature.len() + 40;
+            used <= budget
+        })
+        .count();
+    let bytes_cut = fits < a.definitions.len();
+    a.definitions.truncate(fits.max(1));
     let stopped_by: Vec<Limit> = [
         (walk_capped, Limit::Files),
         (a.found > max as u64, Limit::Results),
+        (bytes_cut, Limit::Bytes),
         (timed_out, Limit::Time),
     ]
     .into_iter()
     .filter_map(|(hit, limit)| hit.then_some(limit))
     .collect();
     let truncated = !stopped_by.is_empty();
-    a.definitions.truncate(max);
     a.unparseable.sort();
     Ok(ToolOutput::FindSymbol(FindSymbolOutput {
         definitions: a.definitions,
