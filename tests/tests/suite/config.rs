@@ -608,3 +608,86 @@ fn doctor_in_production_refuses_a_violating_configuration() {
     assert!(run.stderr.contains("configuration refused"), "{run}");
     assert!(run.stderr.contains("MOAT_HTTP__BEARER_TOKEN"), "{run}");
 }
+
+/// The numeric bounds docs/configuration.md states for each setting are the
+/// ones the binary enforces: both ends accepted, one step past either end
+/// refused naming the setting.
+#[test]
+fn every_documented_numeric_bound_is_the_one_enforced() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md"),
+    )
+    .expect("docs/configuration.md");
+    let fx = Fixture::new();
+    let mut checked = Vec::new();
+    for row in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        if cells.len() < 4 {
+            continue;
+        }
+        let (Some(key), Some(var)) = (
+            cells[0]
+                .strip_prefix("| `")
+                .and_then(|k| k.strip_suffix('`')),
+            cells[1].strip_prefix('`').and_then(|v| v.strip_suffix('`')),
+        ) else {
+            continue;
+        };
+        let Some((low, high)) = cells[3].split_once('–') else {
+            continue;
+        };
+        let number = |s: &str| s.trim().replace(',', "").parse::<f64>().ok();
+        let (Some(low), Some(high)) = (number(low), number(high)) else {
+            continue;
+        };
+        let integer = low.fract() == 0.0 && high.fract() == 0.0 && !cells[3].contains('.');
+        let show = |v: f64| {
+            if integer {
+                format!("{v:.0}")
+            } else {
+                format!("{v}")
+            }
+        };
+        let step = if integer { 1.0 } else { low.min(1.0) / 10.0 };
+        for v in [low, high] {
+            let run = serve_with(&fx, None, &[(var, &show(v))]);
+            assert_eq!(
+                run.code,
+                Some(0),
+                "{key} = {} is documented as allowed: {run}",
+                show(v)
+            );
+        }
+        for v in [high + step, low - step] {
+            if v < 0.0 {
+                continue;
+            }
+            let run = serve_with(&fx, None, &[(var, &show(v))]);
+            assert_eq!(
+                run.code,
+                Some(2),
+                "{key} = {} is documented as refused: {run}",
+                show(v)
+            );
+            assert!(run.stderr.contains(key), "{key}: {run}");
+        }
+        checked.push(key.to_owned());
+    }
+    // The rows that have numeric bounds are all found (a table change that
+    // breaks the parse must not pass silently).
+    for key in [
+        "max_file_bytes",
+        "max_read_lines",
+        "max_search_results",
+        "max_result_bytes",
+        "max_answer_chars",
+        "tool_timeout_seconds",
+        "max_answer_bytes",
+        "queue_timeout_ms",
+    ] {
+        assert!(
+            checked.iter().any(|k| k == key),
+            "{key} not checked: {checked:?}"
+        );
+    }
+}
