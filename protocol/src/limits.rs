@@ -148,8 +148,6 @@ pub const WRITE_TIMEOUT_MS_DEFAULT: u64 = 10_000;
 /// clients, over all connections.
 pub const MAX_QUEUED_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
 
-/// `search_code` skips files larger than this (counted in `files_skipped`).
-pub const SEARCH_MAX_FILE_BYTES: u64 = 512_000;
 /// `search_code` cuts each reported line (and context line) to this many characters.
 pub const SEARCH_LINE_CHARS: usize = 400;
 /// `project_overview` counts lines and parses manifests only up to this size.

@@ -625,16 +625,35 @@ fn a_hard_link_to_an_outside_secret_is_never_searched() {
 }
 
 #[test]
-fn a_file_over_512000_bytes_is_skipped() {
+fn files_up_to_max_file_bytes_are_searched_and_larger_ones_skipped() {
     let fx = Fixture::new();
-    let mut big = "needle_big\n".repeat(46_600);
-    big.truncate(512_001);
-    fx.file("big.txt", &big);
-    let mut edge = "needle_big\n".repeat(46_545);
-    edge.push_str(&"x".repeat(512_000 - edge.len()));
-    assert_eq!(edge.len(), 512_000);
-    fx.file("edge.txt", &edge);
+    // 600 KB: searched with the default 1 MiB max_file_bytes.
+    fx.file("large.txt", "needle_big\n".repeat(55_000));
     let mut m = start(&fx.root, Mode::Confined);
+    let sc = ok(
+        &mut m,
+        "search_code",
+        json!({"pattern": "needle_big", "max_results": 1}),
+    );
+    assert_eq!(match_paths(&sc), ["large.txt"], "{sc}");
+    assert_eq!(sc["files_skipped"], 0, "{sc}");
+    drop(m);
+
+    // With a smaller max_file_bytes: a file of exactly that size is
+    // searched, one byte more is skipped and counted.
+    let mut big = "needle_big\n".repeat(46_600);
+    big.truncate(262_145);
+    fx.file("big.txt", &big);
+    let mut edge = "needle_big\n".repeat(23_000);
+    edge.push_str(&"x".repeat(262_144 - edge.len()));
+    assert_eq!(edge.len(), 262_144);
+    fx.file("edge.txt", &edge);
+    std::fs::remove_file(fx.root.join("large.txt")).expect("remove");
+    let mut m = start_with(
+        &fx.root,
+        Mode::Confined,
+        &[("MOAT_SANDBOX__MAX_FILE_BYTES", "262144")],
+    );
     let sc = ok(
         &mut m,
         "search_code",

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use moat_protocol::limits::{MAX_SYMBOL_CHARS, SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
+use moat_protocol::limits::{MAX_SYMBOL_CHARS, SEARCH_LINE_CHARS};
 use moat_protocol::request::FindReferencesArgs;
 use moat_protocol::response::{Cut, FindReferencesOutput, Reference, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{BadPattern, Missing, WireError};
@@ -70,8 +70,8 @@ struct Acc {
 
 /// The redacted text of a walked file, or why it was skipped.
 fn read_text(ws: &Workspace, rel: &str) -> Result<String, walk::SkipReason> {
-    let bytes =
-        symlinks::read_for_scan(ws, rel, SEARCH_MAX_FILE_BYTES).map_err(walk::SkipReason::from)?;
+    let bytes = symlinks::read_for_scan(ws, rel, ws.limits().max_file_bytes)
+        .map_err(walk::SkipReason::from)?;
     if memchr::memchr(0, &bytes).is_some() {
         return Err(walk::SkipReason::Binary);
     }

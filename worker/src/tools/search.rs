@@ -1,7 +1,8 @@
 //! `search_code`: literal or regex search over the workspace with ripgrep's
 //! libraries (`ignore` walks in parallel, `grep-searcher` searches).
 //!
-//! * Files over [`SEARCH_MAX_FILE_BYTES`] are skipped and counted; so are
+//! * Files over `max_file_bytes` are skipped and counted (a file is searched
+//!   whole so that its redaction is decided on the whole source); so are
 //!   binary files (a NUL byte anywhere), hard-linked files and files that
 //!   change kind under us. Each file is read once, whole, through a no-follow
 //!   open beneath the root.
@@ -41,7 +42,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use grep_matcher::Matcher as _;
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
-use moat_protocol::limits::{SEARCH_LINE_CHARS, SEARCH_MAX_FILE_BYTES};
+use moat_protocol::limits::SEARCH_LINE_CHARS;
 use moat_protocol::request::SearchCodeArgs;
 use moat_protocol::response::{Limit, SearchCodeOutput, SearchMatch, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{BadPattern, Missing, WireError};
@@ -344,7 +345,7 @@ fn scan_file(
     max: usize,
     results: &Results,
 ) {
-    let bytes = match symlinks::read_for_scan(ws, rel, SEARCH_MAX_FILE_BYTES) {
+    let bytes = match symlinks::read_for_scan(ws, rel, ws.limits().max_file_bytes) {
         Ok(b) => b,
         Err(why) => return results.skipped(why.into()),
     };
