@@ -1120,24 +1120,25 @@ pub(crate) fn method_str(m: SymbolMethod) -> &'static str {
     }
 }
 
+/// One listed entry, without what every entry would repeat: its path is the
+/// listing's `path` joined with its name, only files have a size, and
+/// `walked_by_search` appears only on the directories searches skip.
 fn entry_json(e: DirEntry) -> Value {
     let mut m = Map::new();
     m.insert(
         "name".into(),
         Value::from(structured_name(&e.name).into_owned()),
     );
-    m.insert(
-        "path".into(),
-        Value::from(structured_name(&e.path).into_owned()),
-    );
     let kind = match e.kind {
         EntryKind::Directory => "directory",
         EntryKind::File => "file",
     };
     m.insert("type".into(), Value::from(kind));
-    m.insert("size_bytes".into(), Value::from(e.size_bytes));
-    if let Some(w) = e.walked_by_search {
-        m.insert("walked_by_search".into(), Value::Bool(w));
+    if e.kind == EntryKind::File {
+        m.insert("size_bytes".into(), Value::from(e.size_bytes));
+    }
+    if e.walked_by_search == Some(false) {
+        m.insert("walked_by_search".into(), Value::Bool(false));
     }
     Value::Object(m)
 }

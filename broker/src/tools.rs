@@ -427,9 +427,9 @@ impl Tool {
                 "entries": {"type": "array", "items": {
                     "type": "object",
                     "additionalProperties": false,
-                    "required": ["name", "path", "size_bytes", "type"],
+                    "required": ["name", "type"],
                     "properties": {
-                        "name": string, "path": string,
+                        "name": string,
                         "type": {"type": "string", "enum": ["directory", "file"]},
                         "size_bytes": int, "walked_by_search": boolean
                     }

@@ -459,9 +459,11 @@ fn names_that_are_not_utf8_are_listed_unambiguously_and_read_back() {
             assert_eq!(back["structuredContent"]["path"], path, "{line}");
             assert!(text(&back, 1).contains(&format!("1  {content}")), "{line}");
         }
-        // Listed paths are accepted back as they are.
+        // Listed names, joined to the listing's path, are accepted back as
+        // they are.
+        let dir = r["structuredContent"]["path"].as_str().unwrap().to_owned();
         for e in r["structuredContent"]["entries"].as_array().unwrap() {
-            let p = e["path"].as_str().unwrap();
+            let p = &format!("{dir}/{}", e["name"].as_str().unwrap());
             let (line, back) = call_line(&mut m, "read_file", json!({"path": p}));
             assert_eq!(back["isError"], false, "{mode:?} {p}: {line}");
         }
