@@ -327,8 +327,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
     // turn here rather than being refused), and the rest in arrival order.
     // What they may hold in memory meanwhile is bounded in bytes.
     let pending_bytes = Arc::new(Semaphore::new(MAX_PENDING_CALL_BYTES));
-    let (calls_tx, calls_rx) =
-        mpsc::unbounded_channel::<(jsonrpc::Message, OwnedSemaphorePermit, tracing::Span)>();
+    let (calls_tx, calls_rx) = mpsc::unbounded_channel::<Call>();
     let dispatcher = tokio::spawn(dispatch(
         Arc::clone(&server),
         Arc::clone(&session),
@@ -381,7 +380,18 @@ pub async fn serve(server: Arc<Server>) -> i32 {
         let Ok(held) = Arc::clone(&pending_bytes).acquire_many_owned(weight).await else {
             break;
         };
-        if calls_tx.send((msg, held, span)).is_err() {
+        // Noted as in flight from now: a cancel that arrives while the call
+        // still waits for a slot stops it before it reaches a worker.
+        let cancel = msg.id.as_ref().map(|id| session.begin_call(id));
+        if calls_tx
+            .send(Call {
+                msg,
+                held,
+                span,
+                cancel,
+            })
+            .is_err()
+        {
             break;
         }
     }
@@ -417,17 +427,36 @@ fn method_of(line: &[u8]) -> String {
         .unwrap_or_default()
 }
 
+/// A tool call read from stdin, on its way to a slot.
+struct Call {
+    msg: jsonrpc::Message,
+    /// Its share of the bytes of calls read and not finished.
+    held: OwnedSemaphorePermit,
+    span: tracing::Span,
+    /// Fires when the client cancels it (`None`: it has no id to cancel by).
+    cancel: Option<Arc<tokio::sync::Notify>>,
+}
+
 /// Run tool calls as the admission has room, in arrival order; at end of
-/// input, finish every one and answer it.
+/// input, finish every one and answer it. A call the client cancels is
+/// dropped where it is: waiting, it never runs; running, its worker is
+/// killed and replaced (dropping the call does that), and no answer is sent
+/// for it.
 async fn dispatch(
     server: Arc<Server>,
     session: Arc<Session>,
-    mut calls: mpsc::UnboundedReceiver<(jsonrpc::Message, OwnedSemaphorePermit, tracing::Span)>,
+    mut calls: mpsc::UnboundedReceiver<Call>,
     tx: mpsc::Sender<Vec<u8>>,
 ) {
     let slots = Arc::new(Semaphore::new(server.admission().capacity()));
     let mut tasks = JoinSet::new();
-    while let Some((msg, held, span)) = calls.recv().await {
+    while let Some(Call {
+        msg,
+        held,
+        span,
+        cancel,
+    }) = calls.recv().await
+    {
         while tasks.try_join_next().is_some() {}
         let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
             break;
@@ -436,7 +465,25 @@ async fn dispatch(
         let session = Arc::clone(&session);
         let tx = tx.clone();
         let call = async move {
-            if let Some(v) = server.handle(msg, &session, TransportInfo::default()).await {
+            let id = msg.id.clone();
+            let answer = match cancel {
+                Some(cancel) => {
+                    let copy = msg.clone();
+                    tokio::select! {
+                        biased;
+                        () = cancel.notified() => {
+                            server.record_cancelled(&copy, &session);
+                            None
+                        }
+                        v = server.handle(msg, &session, TransportInfo::default()) => v,
+                    }
+                }
+                None => server.handle(msg, &session, TransportInfo::default()).await,
+            };
+            if let Some(id) = &id {
+                session.end_call(id);
+            }
+            if let Some(v) = answer {
                 // Encoding a large answer is CPU work: off the (single)
                 // runtime thread, which also reads and answers control
                 // messages. A small one is encoded here: the hand-off to a

@@ -46,14 +46,55 @@ pub const PAGE_SIZE: usize = 100;
 pub const INLINE_WORK_BYTES: usize = 64 * 1024;
 
 /// Per-connection state: the legacy version negotiated by `initialize` on
-/// this stdio process, and the client it named (HTTP keeps none).
+/// this stdio process, the client it named, and its calls in flight, by id,
+/// so that its `notifications/cancelled` can stop them (HTTP keeps none: a
+/// request there is cancelled by closing it).
 #[derive(Debug, Default)]
 pub struct Session {
     legacy: Mutex<Option<String>>,
     client: Mutex<Option<String>>,
+    calls: Mutex<std::collections::HashMap<String, Arc<tokio::sync::Notify>>>,
+}
+
+/// The key of a request id among a session's calls: its JSON text, so `1`
+/// and `"1"` are different requests, as JSON-RPC says.
+fn call_key(id: &Value) -> String {
+    id.to_string()
 }
 
 impl Session {
+    /// Note a call in flight under `id`; the returned signal fires when the
+    /// client cancels it (a cancel that comes before anyone waits on the
+    /// signal is kept).
+    pub fn begin_call(&self, id: &jsonrpc::Id) -> Arc<tokio::sync::Notify> {
+        let signal = Arc::new(tokio::sync::Notify::new());
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(call_key(&id.to_value()), Arc::clone(&signal));
+        }
+        signal
+    }
+
+    /// The call under `id` is over (answered or cancelled).
+    pub fn end_call(&self, id: &jsonrpc::Id) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.remove(&call_key(&id.to_value()));
+        }
+    }
+
+    /// Cancel the call in flight under `id`, if there is one; a cancel for
+    /// an unknown or finished id does nothing. Whether one was found.
+    fn cancel(&self, id: &Value) -> bool {
+        let signal = self
+            .calls
+            .lock()
+            .ok()
+            .and_then(|calls| calls.get(&call_key(id)).cloned());
+        signal.is_some_and(|s| {
+            s.notify_one();
+            true
+        })
+    }
+
     fn legacy(&self) -> Option<String> {
         self.legacy.lock().ok().and_then(|g| g.clone())
     }
@@ -253,6 +294,25 @@ impl Server {
         crate::metrics::tool_call(&facts);
     }
 
+    /// Record a stdio call the client cancelled before its answer: its log
+    /// line and, for a `tools/call`, its audit event (outcome `cancelled`);
+    /// no answer is sent for it.
+    pub fn record_cancelled(&self, msg: &Message, session: &Session) {
+        if let Some(id) = &msg.id {
+            crate::logging::record_rpc_id(id);
+        }
+        let client = self.client_of(msg, session);
+        tracing::info!(method = %msg.method, client, "rpc.cancelled");
+        if msg.method != "tools/call" {
+            return;
+        }
+        let transport = TransportInfo::default();
+        let mut facts = crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client);
+        facts.outcome = std::borrow::Cow::Borrowed("cancelled");
+        crate::audit::record(&facts, 0);
+        crate::metrics::tool_call(&facts);
+    }
+
     /// Who sent a request, for the audit trail: `stdio`, or over HTTP
     /// `bearer` (the configured static token admitted it) or `anonymous`
     /// (no token is configured).
@@ -302,8 +362,16 @@ impl Server {
             return Ok(self.initialize(&msg, session, transport));
         }
         if msg.is_notification() && msg.method.starts_with("notifications/") {
-            // notifications/initialized, notifications/cancelled, ...: nothing
-            // to do (a call already running finishes; its answer is harmless).
+            if msg.method == "notifications/cancelled" {
+                // Only this session's own calls can be named: over HTTP
+                // there is no session, and a request is cancelled by
+                // closing it.
+                if let Some(request) = msg.params.get("requestId") {
+                    let found = session.cancel(request);
+                    tracing::info!(request_id = %request, found, "rpc.cancel");
+                }
+            }
+            // notifications/initialized, ...: nothing to do.
             return Ok(Value::Null);
         }
         let legacy = if modern {

@@ -49,6 +49,15 @@ pub enum Executor {
     InProcess(Arc<Workspace>),
 }
 
+/// Aborts a task when dropped (a finished task ignores it).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 impl Executor {
     /// Run one request within `budget`.
     pub async fn run(&self, request: Request, budget: Duration) -> Outcome {
@@ -56,7 +65,12 @@ impl Executor {
             #[cfg(unix)]
             Executor::Pool(p) => {
                 let pool = Arc::clone(p);
-                match tokio::spawn(async move { pool.run(request, budget).await }).await {
+                // Run on a task of its own, aborted if this call is dropped
+                // (cancelled, or its HTTP client gone): the pool then kills
+                // the worker that was working for it and starts another.
+                let task = tokio::spawn(async move { pool.run(request, budget).await });
+                let _abort = AbortOnDrop(task.abort_handle());
+                match task.await {
                     Ok(outcome) => outcome,
                     Err(_) => Err(ToolFailure::WorkerFailed {
                         why: "could not be reached",

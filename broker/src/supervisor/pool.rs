@@ -52,6 +52,35 @@ impl Worker {
     }
 }
 
+/// A worker lent to one call. Dropped with the worker still in it (the
+/// call's future was dropped before the answer came), it kills the worker.
+struct Held<'a> {
+    pool: &'a Pool,
+    worker: Option<Worker>,
+}
+
+impl Held<'_> {
+    /// The worker, out of the guard (the call decides what becomes of it).
+    fn take(&mut self) -> Option<Worker> {
+        self.worker.take()
+    }
+
+    /// The call is done with a healthy worker: back to the pool.
+    fn release(&mut self) {
+        if let Some(w) = self.worker.take() {
+            self.pool.release(w);
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.worker.take() {
+            self.pool.abandon(w);
+        }
+    }
+}
+
 /// How to start workers.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
@@ -262,7 +291,7 @@ impl Pool {
 
     pub(super) async fn run(&self, request: Request, budget: Duration) -> Outcome {
         let wait_until = Instant::now() + self.queue_timeout;
-        let mut worker = loop {
+        let worker = loop {
             let mut worker = self.acquire(wait_until).await?;
             // A worker that died while idle (OOM killer, an operator's kill)
             // never saw this request: replace it and take another, rather
@@ -273,6 +302,17 @@ impl Pool {
             }
             break worker;
         };
+        // From here the worker belongs to this call: if the call is dropped
+        // before its answer (the client cancelled it, or closed its
+        // connection), the guard kills the worker, so nothing keeps working
+        // for an answer no one will read, and a fresh worker takes its place.
+        let mut held = Held {
+            pool: self,
+            worker: Some(worker),
+        };
+        let Some(worker) = held.worker.as_mut() else {
+            return Err(ToolFailure::Unavailable);
+        };
         // The budget is the call's own: it starts now that it has a worker.
         let remaining = budget;
         let envelope = RequestEnvelope {
@@ -282,7 +322,7 @@ impl Pool {
         let bytes = match frame::encode(&envelope) {
             Ok(b) => b,
             Err(_) => {
-                self.release(worker);
+                held.release();
                 return Err(ToolFailure::WorkerFailed {
                     why: "could not be sent the request",
                 });
@@ -297,21 +337,48 @@ impl Pool {
                 .map_err(|_| "stopped unexpectedly")?;
             read_response(&mut worker.stream).await
         };
-        match tokio::time::timeout(remaining + grace, exchange).await {
+        let answer = tokio::time::timeout(remaining + grace, exchange).await;
+        match answer {
             Ok(Ok(Response::Done(result))) => {
-                self.release(worker);
+                held.release();
                 Ok(result)
             }
             Ok(Err(why)) => {
-                let why = self.discard(worker, why).await;
+                let why = match held.take() {
+                    Some(w) => self.discard(w, why).await,
+                    None => why,
+                };
                 Err(ToolFailure::WorkerFailed { why })
             }
             Err(_) => {
                 tracing::warn!(budget_ms = budget.as_millis() as u64, "tool.hard_timeout");
                 crate::metrics::worker(crate::metrics::WorkerEvent::TimedOut);
-                let _ = self.discard(worker, "timed out").await;
+                if let Some(w) = held.take() {
+                    let _ = self.discard(w, "timed out").await;
+                }
                 Err(ToolFailure::TimedOut { budget })
             }
+        }
+    }
+
+    /// A call was dropped while its worker worked: kill the worker, reap
+    /// it and start another. The reap waits on the runtime thread, briefly:
+    /// the process group was just sent SIGKILL.
+    fn abandon(&self, worker: Worker) {
+        let Worker { mut child, stream } = worker;
+        drop(stream);
+        let pid = child.id();
+        let _ = kill_group(pid);
+        let _ = child.wait();
+        self.forget_pid(pid);
+        self.count_gone();
+        if self.shutting_down.load(Ordering::SeqCst) {
+            tracing::debug!(pid, "worker.stopped");
+            crate::metrics::worker(crate::metrics::WorkerEvent::Stopped);
+        } else {
+            tracing::info!(pid, "worker.cancelled");
+            crate::metrics::worker(crate::metrics::WorkerEvent::Replaced);
+            self.request_spawn();
         }
     }
 

@@ -1,6 +1,7 @@
 // One file per control.
 mod audit; // one event per tools/call on stderr or in an owner-only, append-only, rotated file; no argument values or content; probes, ping and lists not audited
 mod availability; // hostile load: non-reading clients, stalled bodies, busy slots, blank-line floods, unexaminable files
+mod cancellation; // notifications/cancelled kills the worker of the call (by pid), no answer for it, the slot freed; waiting calls never run; unknown ids ignored
 mod cli; // doctor, tools, call, --version/--help, exit codes 0/1/2; JSON or plain logs, level, argument names only
 mod completeness; // every cut answer names the limit that stopped it (stopped_by), never a false "not found", and says how to go on
 mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)

@@ -102,6 +102,9 @@ fn pipelined_requests_are_each_answered_exactly_once() {
             let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
             let mut bytes = Vec::new();
             let mut expected = BTreeSet::new();
+            // Calls cancelled right after they are sent: answered at most
+            // once (not at all when the cancel comes first).
+            let mut cancelled = BTreeSet::new();
             for i in 0..500i64 {
                 let id = 10_000 + i;
                 let v = match i % 5 {
@@ -124,6 +127,7 @@ fn pipelined_requests_are_each_answered_exactly_once() {
                 if i % 50 == 0 {
                     // Interleaved notifications must not produce lines.
                     bytes.extend(line_of(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})));
+                    cancelled.insert(id);
                 }
             }
             m.send_raw(&bytes);
@@ -136,14 +140,14 @@ fn pipelined_requests_are_each_answered_exactly_once() {
                     rest
                 } else {
                     let mut lines = Vec::new();
-                    for _ in 0..500 {
+                    for _ in 0..(500 - cancelled.len()) {
                         lines.push(m.recv_line_within(Duration::from_secs(20)).unwrap_or_else(
                             || panic!("{mode:?}/{era:?}: missing answers after {}", lines.len()),
                         ));
                     }
                     let (status, rest) = m.finish();
                     assert!(status.success());
-                    assert!(rest.is_empty(), "{mode:?}/{era:?}: extra lines: {rest:?}");
+                    lines.extend(rest);
                     lines
                 };
             let mut seen = BTreeSet::new();
@@ -157,7 +161,12 @@ fn pipelined_requests_are_each_answered_exactly_once() {
                     assert!(line.contains("1  hello"), "{line}");
                 }
             }
-            assert_eq!(seen, expected, "{mode:?}/{era:?}");
+            let missing: Vec<&i64> = expected.difference(&seen).collect();
+            assert!(
+                missing.iter().all(|id| cancelled.contains(id)),
+                "{mode:?}/{era:?}: unanswered and not cancelled: {missing:?}"
+            );
+            assert!(seen.is_subset(&expected), "{mode:?}/{era:?}");
         }
     }
 }
