@@ -7,8 +7,9 @@
 #      starts passing, fails the run);
 #   2. the official Python SDK over stdio, legacy and 2026-07-28 modes: every
 #      tool called with valid arguments (the SDK validates results against our
-#      outputSchemas) and with a traversal (tests/judges/sdk_check.py);
-#   3. the MCP Inspector CLI: tools/list and one tools/call over stdio and HTTP.
+#      outputSchemas) and with a traversal, and the resources listed, read and
+#      completed (tests/judges/sdk_check.py);
+#   3. the MCP Inspector CLI: tools/list, tools/call and resources/read over stdio and HTTP.
 # Prints a summary; exits non-zero if any judge disagrees.
 #
 #   tests/judges/run.sh                # uses target/debug/moat (built if missing)
@@ -117,7 +118,9 @@ inspect "stdio find_files" 'src/demo/core.py' --protocol-era auto "$BIN" serve -
 inspect "stdio directory_tree" 'test_core.py' --protocol-era auto "$BIN" serve --workspace "$WS" --method tools/call --tool-name directory_tree --tool-args-json '{"depth":3}' --format json
 inspect "http modern file_outline" 'def start(self, name)' --protocol-era modern "$URL" --method tools/call --tool-name file_outline --tool-args-json '{"path":"src/demo/core.py"}' --format json
 inspect "http legacy find_references" 'test_core.py' --protocol-era legacy "$URL" --method tools/call --tool-name find_references --tool-args-json '{"identifier":"main"}' --format json
-[[ " ${summary[*]} " == *"inspector"* ]] || note "inspector CLI (stdio + HTTP, tools/list + tools/call): ok"
+inspect "stdio resources/read" 'A fixture project' --protocol-era legacy "$BIN" serve --workspace "$WS" --method resources/read --uri 'moat://workspace/README.md' --format json
+inspect "http modern resources/read" 'A fixture project' --protocol-era modern "$URL" --method resources/read --uri 'moat://workspace/README.md' --format json
+[[ " ${summary[*]} " == *"inspector"* ]] || note "inspector CLI (stdio + HTTP, tools/list, tools/call, resources/read): ok"
 
 echo
 echo "===== outside judges ====="

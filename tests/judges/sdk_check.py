@@ -95,6 +95,33 @@ async def check_mode(binary: str, workspace: str, mode: str) -> list[tuple[str, 
                 except Exception as e:
                     ok, detail = False, f"{type(e).__name__}: {e}"[:300]
                 results.append((f"{mode} {tool} traversal", ok, detail))
+            # The workspace's files as resources: listed, read, completed.
+            try:
+                listed = await client.list_resources()
+                uris = [str(r.uri) for r in listed.resources]
+                ok = "moat://workspace/README.md" in uris and not any(".git/" in u for u in uris)
+                results.append((f"{mode} resources/list", ok, ", ".join(uris)[:200]))
+                read = await client.read_resource("moat://workspace/README.md")
+                text = getattr(read.contents[0], "text", "")
+                ok = "# Demo" in text and "untrusted-file-content" in text
+                results.append((f"{mode} resources/read", ok, text[:120]))
+                templates = await client.list_resource_templates()
+                ok = [t.uri_template for t in templates.resource_templates] == ["moat://workspace/{+path}"]
+                results.append((f"{mode} resources/templates/list", ok, str(templates.resource_templates)[:120]))
+                done = await client.complete(
+                    types.ResourceTemplateReference(type="ref/resource", uri="moat://workspace/{+path}"),
+                    {"name": "path", "value": "src/de"},
+                )
+                ok = done.completion.values == ["src/demo/"]
+                results.append((f"{mode} completion/complete", ok, str(done.completion.values)))
+                try:
+                    await client.read_resource("moat://workspace/../../etc/passwd")
+                    results.append((f"{mode} resources/read traversal", False, "NOT refused"))
+                except Exception as e:
+                    ok = "-32602" in repr(e) or "outside" in str(e)
+                    results.append((f"{mode} resources/read traversal", ok, f"{type(e).__name__}: {e}"[:200]))
+            except Exception as e:
+                results.append((f"{mode} resources", False, f"{type(e).__name__}: {e}"[:300]))
     results.append((f"{mode} stdout clean", not stray, "; ".join(stray)[:300]))
     return results
 

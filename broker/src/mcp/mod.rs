@@ -17,6 +17,7 @@
 pub mod json_out;
 pub mod jsonrpc;
 pub mod meta;
+pub mod resources;
 pub mod schema;
 
 use std::sync::{Arc, Mutex};
@@ -230,12 +231,17 @@ impl Server {
             crate::logging::record_rpc_id(id);
         }
         let client = self.client_of(&msg, session);
-        // Every tools/call is audited, whatever becomes of it; nothing else is.
-        let audited = msg.method == "tools/call";
-        let mut facts = if audited {
-            crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client)
-        } else {
-            crate::audit::Facts::default()
+        // Every tools/call and resources/read is audited, whatever becomes
+        // of it; nothing else is.
+        let audited = matches!(msg.method.as_str(), "tools/call" | "resources/read");
+        let mut facts = match msg.method.as_str() {
+            "tools/call" => {
+                crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client)
+            }
+            "resources/read" => {
+                resources::facts_of_read(&msg.params, self.caller(transport), &client)
+            }
+            _ => crate::audit::Facts::default(),
         };
         let outcome = self
             .dispatch(msg, session, transport, &client, &mut facts)
@@ -396,6 +402,19 @@ impl Server {
                     self.tools_call(id, &msg.params, Era::Legacy, None, &version, facts)
                         .await
                 }
+                "resources/list" => {
+                    self.resources_list(id, &msg.params, Era::Legacy, None, &version)
+                        .await
+                }
+                "resources/templates/list" => Ok(self.resources_templates(Era::Legacy, None)),
+                "resources/read" => {
+                    self.resources_read(id, &msg.params, Era::Legacy, None, &version, facts)
+                        .await
+                }
+                "completion/complete" => {
+                    self.complete(id, &msg.params, Era::Legacy, None, &version)
+                        .await
+                }
                 other => Err(method_not_found(id, other)),
             };
         }
@@ -411,6 +430,38 @@ impl Server {
                     Some(&rm),
                     meta::MODERN_VERSION,
                     facts,
+                )
+                .await
+            }
+            "resources/list" => {
+                self.resources_list(
+                    id,
+                    &msg.params,
+                    Era::Modern,
+                    Some(&rm),
+                    meta::MODERN_VERSION,
+                )
+                .await
+            }
+            "resources/templates/list" => Ok(self.resources_templates(Era::Modern, Some(&rm))),
+            "resources/read" => {
+                self.resources_read(
+                    id,
+                    &msg.params,
+                    Era::Modern,
+                    Some(&rm),
+                    meta::MODERN_VERSION,
+                    facts,
+                )
+                .await
+            }
+            "completion/complete" => {
+                self.complete(
+                    id,
+                    &msg.params,
+                    Era::Modern,
+                    Some(&rm),
+                    meta::MODERN_VERSION,
                 )
                 .await
             }
@@ -434,13 +485,21 @@ impl Server {
     }
 
     fn capabilities(&self) -> Value {
-        json!({"tools": {"listChanged": false}})
+        // Resources are never subscribed to and never announce changes: no
+        // file watcher runs inside the sandbox.
+        json!({
+            "tools": {"listChanged": false},
+            "resources": {"listChanged": false, "subscribe": false},
+            "completions": {},
+        })
     }
 
     fn legacy_capabilities(&self) -> Value {
         // `logging` is declared so clients may call logging/setLevel; moat's
         // logs go to stderr and it never sends notifications/message.
-        json!({"tools": {"listChanged": false}, "logging": {}})
+        let mut caps = self.capabilities();
+        caps["logging"] = json!({});
+        caps
     }
 
     fn initialize(&self, msg: &Message, session: &Session, transport: TransportInfo<'_>) -> Value {

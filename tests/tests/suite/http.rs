@@ -218,7 +218,7 @@ fn an_unknown_method_is_404() {
     let v = assert_rpc_error(&s.post(&modern(5, "foo/bar", json!({}))), 404, -32601);
     assert_eq!(v["id"], 5, "{v}");
     let r = s.send(
-        &Req::mcp(&legacy(6, "resources/list", json!({}))).header("MCP-Protocol-Version", LEGACY),
+        &Req::mcp(&legacy(6, "prompts/list", json!({}))).header("MCP-Protocol-Version", LEGACY),
     );
     assert_eq!(assert_rpc_error(&r, 404, -32601)["id"], 6);
 }
