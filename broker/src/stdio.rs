@@ -466,19 +466,23 @@ async fn dispatch(
         let tx = tx.clone();
         let call = async move {
             let id = msg.id.clone();
+            // Progress a call asked for goes out on stdout with the answers.
+            let handled = crate::mcp::NOTIFY.scope(
+                tx.clone(),
+                server.handle(msg.clone(), &session, TransportInfo::default()),
+            );
             let answer = match cancel {
                 Some(cancel) => {
-                    let copy = msg.clone();
                     tokio::select! {
                         biased;
                         () = cancel.notified() => {
-                            server.record_cancelled(&copy, &session);
+                            server.record_cancelled(&msg, &session);
                             None
                         }
-                        v = server.handle(msg, &session, TransportInfo::default()) => v,
+                        v = handled => v,
                     }
                 }
-                None => server.handle(msg, &session, TransportInfo::default()).await,
+                None => handled.await,
             };
             if let Some(id) = &id {
                 session.end_call(id);

@@ -172,6 +172,7 @@ mod tests {
     fn sample() -> RequestEnvelope {
         RequestEnvelope {
             budget_ms: 1000,
+            progress: false,
             request: Request::ListDirectory(ListDirectoryArgs {
                 path: "src".into(),
                 include_hidden: true,

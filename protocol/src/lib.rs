@@ -34,6 +34,7 @@
 //!
 //! let envelope = RequestEnvelope {
 //!     budget_ms: 15_000,
+//!     progress: false,
 //!     request: Request::ReadFile(ReadFileArgs { path: "src/main.rs".into(), start_line: None, end_line: None }),
 //! };
 //! let bytes = frame::encode(&envelope).unwrap();

@@ -47,6 +47,9 @@ pub enum SandboxRequest {
 pub struct RequestEnvelope {
     /// Milliseconds left for this request when it was sent.
     pub budget_ms: u64,
+    /// Send [`crate::response::Response::Progress`] frames while walking.
+    #[serde(default)]
+    pub progress: bool,
     /// The request itself.
     pub request: Request,
 }

@@ -49,9 +49,19 @@ pub enum Enforcement {
 
 /// The answer to one request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one answer per request, moved once: boxing it would add an allocation to every answer for the sake of the rare, small progress frame"
+)]
 pub enum Response {
     /// The tool ran; its output or its refusal.
     Done(Result<ToolOutput, WireError>),
+    /// Sent before `Done`, when the request asked for progress: files
+    /// walked so far (strictly increasing, at most every 100 ms).
+    Progress {
+        /// Files walked so far.
+        files: u64,
+    },
 }
 
 /// One variant per tool.

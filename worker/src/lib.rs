@@ -39,6 +39,7 @@ pub mod literals;
 pub mod overview;
 pub mod pattern;
 pub mod process;
+pub mod progress;
 pub mod redact;
 pub mod sandbox;
 pub mod sources;

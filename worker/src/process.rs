@@ -34,8 +34,13 @@ pub fn run() -> i32 {
     use crate::tools;
     use crate::workspace::Workspace;
 
-    let mut sock = sandbox::take_socket();
-    let init: WorkerInit = match frame::read(&mut sock, MAX_REQUEST_FRAME_LEN) {
+    let sock = std::sync::Arc::new(sandbox::take_socket());
+    // Reads and the answers go through `&UnixStream`; progress frames are
+    // written from the walking threads through the same socket, never while
+    // an answer is (the reporter is removed before the answer is written).
+    let mut sock_ref: &std::os::unix::net::UnixStream = &sock;
+    let sock_writer = std::sync::Arc::clone(&sock);
+    let init: WorkerInit = match frame::read(&mut sock_ref, MAX_REQUEST_FRAME_LEN) {
         Ok(Some(init)) => init,
         _ => return exit::BAD_INIT,
     };
@@ -53,21 +58,32 @@ pub fn run() -> i32 {
         Ok(ws) => ws,
         Err(_) => return exit::NO_WORKSPACE,
     };
-    if frame::write(&mut sock, &WorkerHello { sandbox: report }).is_err() {
+    if frame::write(&mut sock_ref, &WorkerHello { sandbox: report }).is_err() {
         return exit::SOCKET;
     }
     loop {
-        let envelope: RequestEnvelope = match frame::read(&mut sock, MAX_REQUEST_FRAME_LEN) {
+        let envelope: RequestEnvelope = match frame::read(&mut sock_ref, MAX_REQUEST_FRAME_LEN) {
             Ok(Some(e)) => e,
             Ok(None) => return exit::OK,
             Err(_) => return exit::BAD_REQUEST,
         };
+        if envelope.progress {
+            let writer = std::sync::Arc::clone(&sock_writer);
+            crate::progress::begin(Box::new(move |files| {
+                let mut w: &std::os::unix::net::UnixStream = &writer;
+                let _ = frame::write(
+                    &mut w,
+                    &moat_protocol::response::Response::Progress { files },
+                );
+            }));
+        }
         let response = tools::handle(
             &ws,
             &envelope.request,
             Duration::from_millis(envelope.budget_ms),
         );
-        if frame::write(&mut sock, &response).is_err() {
+        crate::progress::end();
+        if frame::write(&mut sock_ref, &response).is_err() {
             return exit::SOCKET;
         }
     }

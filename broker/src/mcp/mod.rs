@@ -46,6 +46,48 @@ pub const PAGE_SIZE: usize = 100;
 /// thread keeps answering control messages meanwhile.
 pub const INLINE_WORK_BYTES: usize = 64 * 1024;
 
+tokio::task_local! {
+    /// Where a transport that can send notifications while a request runs
+    /// (stdio: its output lines) takes them; absent, no progress is sent.
+    pub static NOTIFY: tokio::sync::mpsc::Sender<Vec<u8>>;
+}
+
+/// Longest `progressToken` string accepted; a longer one, or one that is
+/// neither a string nor an integer, asks for nothing.
+const MAX_PROGRESS_TOKEN_CHARS: usize = 256;
+
+/// The `_meta.progressToken` of a request, when it is a valid one.
+fn progress_token(params: &Map<String, Value>) -> Option<Value> {
+    let token = params.get("_meta")?.get("progressToken")?;
+    match token {
+        Value::String(s) if !s.is_empty() && s.chars().count() <= MAX_PROGRESS_TOKEN_CHARS => {
+            Some(token.clone())
+        }
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
+        _ => None,
+    }
+}
+
+/// A progress reporter for a request that asked for progress on a
+/// transport that can send it: each report becomes one
+/// `notifications/progress` line (dropped if the client is not reading).
+fn progress_reporter(params: &Map<String, Value>) -> Option<crate::supervisor::OnProgress> {
+    let token = progress_token(params)?;
+    let tx = NOTIFY.try_with(Clone::clone).ok()?;
+    Some(Arc::new(move |files: u64| {
+        let note = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {
+                "progressToken": token,
+                "progress": files,
+                "message": format!("{files} files walked"),
+            },
+        });
+        let _ = tx.try_send(jsonrpc::encode(&note));
+    }))
+}
+
 /// Per-connection state: the legacy version negotiated by `initialize` on
 /// this stdio process, the client it named, and its calls in flight, by id,
 /// so that its `notifications/cancelled` can stop them (HTTP keeps none: a
@@ -673,7 +715,10 @@ impl Server {
         let ticket = self.admission.try_admit();
         let in_flight = ticket.as_ref().map(|_| crate::metrics::InFlight::enter());
         let outcome = match &ticket {
-            Some(_) => self.executor.run(request.clone(), budget).await,
+            Some(_) => {
+                let progress = progress_reporter(params);
+                self.executor.run(request.clone(), budget, progress).await
+            }
             None => Err(ToolFailure::Busy {
                 admitted: self.admission.admitted(),
             }),

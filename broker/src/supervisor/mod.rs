@@ -49,6 +49,10 @@ pub enum Executor {
     InProcess(Arc<Workspace>),
 }
 
+/// Called with the files walked so far while a request runs (strictly
+/// increasing, at most every 100 ms).
+pub type OnProgress = Arc<dyn Fn(u64) + Send + Sync>;
+
 /// Aborts a task when dropped (a finished task ignores it).
 struct AbortOnDrop(tokio::task::AbortHandle);
 
@@ -60,7 +64,12 @@ impl Drop for AbortOnDrop {
 
 impl Executor {
     /// Run one request within `budget`.
-    pub async fn run(&self, request: Request, budget: Duration) -> Outcome {
+    pub async fn run(
+        &self,
+        request: Request,
+        budget: Duration,
+        progress: Option<OnProgress>,
+    ) -> Outcome {
         match self {
             #[cfg(unix)]
             Executor::Pool(p) => {
@@ -68,7 +77,7 @@ impl Executor {
                 // Run on a task of its own, aborted if this call is dropped
                 // (cancelled, or its HTTP client gone): the pool then kills
                 // the worker that was working for it and starts another.
-                let task = tokio::spawn(async move { pool.run(request, budget).await });
+                let task = tokio::spawn(async move { pool.run(request, budget, progress).await });
                 let _abort = AbortOnDrop(task.abort_handle());
                 match task.await {
                     Ok(outcome) => outcome,
@@ -85,6 +94,10 @@ impl Executor {
                 let grace = Duration::from_millis(KILL_GRACE_MS);
                 match tokio::time::timeout(budget + grace, task).await {
                     Ok(Ok(Response::Done(r))) => Ok(r),
+                    // In-process tools answer once; they send no progress.
+                    Ok(Ok(Response::Progress { .. })) => {
+                        Err(ToolFailure::WorkerFailed { why: "failed" })
+                    }
                     Ok(Err(_)) => Err(ToolFailure::WorkerFailed { why: "failed" }),
                     // The blocking thread cannot be killed; it finishes on its
                     // own (every tool checks the deadline cooperatively).

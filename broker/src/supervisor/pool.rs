@@ -289,7 +289,12 @@ impl Pool {
         self.ready.add_permits(1);
     }
 
-    pub(super) async fn run(&self, request: Request, budget: Duration) -> Outcome {
+    pub(super) async fn run(
+        &self,
+        request: Request,
+        budget: Duration,
+        progress: Option<super::OnProgress>,
+    ) -> Outcome {
         let wait_until = Instant::now() + self.queue_timeout;
         let worker = loop {
             let mut worker = self.acquire(wait_until).await?;
@@ -317,6 +322,7 @@ impl Pool {
         let remaining = budget;
         let envelope = RequestEnvelope {
             budget_ms: u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX),
+            progress: progress.is_some(),
             request,
         };
         let bytes = match frame::encode(&envelope) {
@@ -335,13 +341,29 @@ impl Pool {
                 .write_all(&bytes)
                 .await
                 .map_err(|_| "stopped unexpectedly")?;
-            read_response(&mut worker.stream).await
+            loop {
+                match read_response(&mut worker.stream).await? {
+                    Response::Progress { files } => {
+                        if let Some(report) = &progress {
+                            report(files);
+                        }
+                    }
+                    done @ Response::Done(_) => break Ok::<Response, &'static str>(done),
+                }
+            }
         };
         let answer = tokio::time::timeout(remaining + grace, exchange).await;
         match answer {
             Ok(Ok(Response::Done(result))) => {
                 held.release();
                 Ok(result)
+            }
+            Ok(Ok(Response::Progress { .. })) => {
+                let why = match held.take() {
+                    Some(w) => self.discard(w, "sent no answer").await,
+                    None => "sent no answer",
+                };
+                Err(ToolFailure::WorkerFailed { why })
             }
             Ok(Err(why)) => {
                 let why = match held.take() {
