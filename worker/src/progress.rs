@@ -1,5 +1,5 @@
 //! Progress of the request a worker process is serving: walks count the
-//! files they yield, and while a reporter is installed the count is sent
+//! files they yield (and the git tools the commits they walk), and while a reporter is installed the count is sent
 //! at most every [`INTERVAL`] (none before the first interval has passed, so
 //! a quick request sends none).
 //!
@@ -50,7 +50,7 @@ pub fn end() {
     }
 }
 
-/// One more file walked.
+/// One more file walked (or commit, in a history walk).
 pub fn file_seen() {
     if !ACTIVE.load(Ordering::Acquire) {
         return;

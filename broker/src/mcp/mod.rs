@@ -81,7 +81,7 @@ fn progress_reporter(params: &Map<String, Value>) -> Option<crate::supervisor::O
             "params": {
                 "progressToken": token,
                 "progress": files,
-                "message": format!("{files} files walked"),
+                "message": format!("{files} files (or commits) examined"),
             },
         });
         let _ = tx.try_send(jsonrpc::encode(&note));

@@ -279,6 +279,7 @@ fn walk(
             stopped = Some(Truncation::Deadline);
             break;
         }
+        crate::progress::file_seen();
         let Some(suspect) = suspects.remove(&id) else {
             continue;
         };
