@@ -367,7 +367,8 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 structured: obj(json!({
                     "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
                     "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
-                    "special_skipped": o.special_skipped, "truncated": o.truncated
+                    "special_skipped": o.special_skipped, "truncated": o.truncated,
+                    "stopped_by": if o.truncated { json!(["entries"]) } else { json!([]) }
                 })),
                 untrusted: None,
                 fence_text: FenceText::Whole,
@@ -826,7 +827,7 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
         "staged": list(&o.staged), "unstaged": list(&o.unstaged), "untracked": list(&o.untracked),
         "staged_count": o.staged_count, "unstaged_count": o.unstaged_count,
         "untracked_count": o.untracked_count, "withheld_by_denylist": o.withheld_by_denylist,
-        "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+        "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
     }));
     if let Some(u) = &o.upstream
         && let (Some(a), Some(b)) = (u.ahead, u.behind)
@@ -941,7 +942,7 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
             "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
             "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
             "group_count": o.groups.len(), "commits_walked": o.commits_walked,
-            "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+            "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
         })),
         untrusted: Some(body),
         fence_text: FenceText::PerLine,
@@ -951,8 +952,16 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
 }
 
 /// The reason member of a result that a limit may cut.
+/// A git answer's cut as `stopped_by`, in the names every tool uses.
 fn truncation_json(t: Option<Truncation>) -> Value {
-    Value::from(t.map_or("none", Truncation::as_str))
+    let name = |t: Truncation| match t {
+        Truncation::OutputLimit => "bytes",
+        Truncation::LineLimit => "lines",
+        Truncation::EntryLimit => "entries",
+        Truncation::WalkLimit => "commits",
+        Truncation::Deadline => "time",
+    };
+    Value::Array(t.map(|t| Value::from(name(t))).into_iter().collect())
 }
 
 /// The last line of an answer a limit cut: the call that continues it,
@@ -966,7 +975,7 @@ fn render_git_show(o: GitShowOutput) -> Rendered {
     let mut structured = obj(json!({
         "commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at,
         "subject": c.subject, "parents": o.parents,
-        "truncated": o.truncation.is_some(), "truncation_reason": truncation_json(o.truncation)
+        "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
     }));
     match o.shown {
         Shown::File(f) => {

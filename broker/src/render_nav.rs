@@ -4,7 +4,7 @@
 //! [`structured_name`] in `structuredContent`.
 //!
 //! An answer cut by a limit says so twice: `truncated` and
-//! `truncated_reason` (plus `next_cursor` where a cursor continues it) in
+//! `stopped_by` (plus `next_cursor` where a cursor continues it) in
 //! `structuredContent`, and a last line of text starting `… more:` that says
 //! exactly what call continues it.
 
@@ -27,13 +27,15 @@ use crate::render::{
 };
 use crate::tools::query_fingerprint;
 
-/// The `truncated_reason` of a cut; `page` names the page-size argument.
+/// The `stopped_by` name of a cut; `page` names the page-size argument
+/// (a full page of entries is `entries`, of anything else `results`).
 fn reason(cut: Cut, page: &'static str) -> &'static str {
     match cut {
-        Cut::PageFull => page,
-        Cut::ByteCap => "max_result_bytes",
-        Cut::FileCap => "max_search_files",
-        Cut::TimeBudget => "time_budget",
+        Cut::PageFull if page == "max_entries" => "entries",
+        Cut::PageFull => "results",
+        Cut::ByteCap => "bytes",
+        Cut::FileCap => "files",
+        Cut::TimeBudget => "time",
         Cut::Depth => "depth",
     }
 }
@@ -61,12 +63,12 @@ fn more_line(tool: &str, cut: Cut, cursor: Option<&str>) -> String {
             "… more: the walk stopped at the time budget; call {tool} again with a narrower path"
         ),
         _ => format!(
-            "… more: the walk stopped at the server's file cap (max_search_files); call {tool} again with a narrower path"
+            "… more: the walk stopped at the file limit; call {tool} again with a narrower path"
         ),
     }
 }
 
-/// Add `truncated`, `truncated_reason` and `next_cursor` to `structured`.
+/// Add `truncated`, `stopped_by` and `next_cursor` to `structured`.
 fn cut_fields(
     structured: &mut serde_json::Map<String, Value>,
     cut: Option<Cut>,
@@ -74,9 +76,11 @@ fn cut_fields(
     cursor: Option<&str>,
 ) {
     structured.insert("truncated".into(), Value::Bool(cut.is_some()));
-    if let Some(c) = cut {
-        structured.insert("truncated_reason".into(), Value::from(reason(c, page)));
-    }
+    let stopped: Vec<Value> = cut
+        .map(|c| Value::from(reason(c, page)))
+        .into_iter()
+        .collect();
+    structured.insert("stopped_by".into(), Value::Array(stopped));
     if let Some(c) = cursor {
         structured.insert("next_cursor".into(), Value::from(c));
     }
@@ -323,9 +327,12 @@ pub(crate) fn file_outline(o: FileOutlineOutput) -> Rendered {
         "items": items, "item_count": o.items.len()
     }));
     structured.insert("truncated".into(), Value::Bool(o.truncated));
-    if o.truncated {
-        structured.insert("truncated_reason".into(), Value::from("max_items"));
-    }
+    let stopped = if o.truncated {
+        json!(["results"])
+    } else {
+        json!([])
+    };
+    structured.insert("stopped_by".into(), stopped);
     Rendered {
         summary,
         structured,

@@ -117,7 +117,7 @@ fn git_blame_attributes_lines_as_git_does_in_both_modes() {
         assert_eq!(per_line(gb), want, "{mode:?}: {gb}");
         assert_eq!(gb["total_lines"], 9);
         assert_eq!(gb["truncated"], false);
-        assert_eq!(gb["truncation_reason"], "none");
+        assert_eq!(gb["stopped_by"], serde_json::json!([]));
         assert_eq!(gb["untrusted_content"], true);
         let groups = gb["groups"].as_array().unwrap();
         assert!(groups.iter().all(|g| g["boundary"] == false), "{gb}");
@@ -202,7 +202,7 @@ fn git_blame_is_cut_at_500_lines_and_says_how_to_continue() {
             "{mode:?}: {gb}"
         );
         assert_eq!(gb["truncated"], true);
-        assert_eq!(gb["truncation_reason"], "line_limit");
+        assert_eq!(gb["stopped_by"], serde_json::json!(["lines"]));
         let next = continuation(&r, "git_blame");
         assert_eq!(next["start_line"], 501, "{r}");
         let gb = ok(&mut m, "git_blame", next);
@@ -267,7 +267,7 @@ fn a_walk_stopped_by_its_commit_limit_marks_boundary_lines_and_says_how_to_conti
         let r = ok_result(&mut m, "git_blame", json!({"path": "f.txt"}));
         let gb = &r["structuredContent"];
         assert_eq!(gb["truncated"], true, "{mode:?}: {gb}");
-        assert_eq!(gb["truncation_reason"], "walk_limit", "{gb}");
+        assert_eq!(gb["stopped_by"], serde_json::json!(["commits"]), "{gb}");
         assert_eq!(gb["commits_walked"], 20_000, "{gb}");
         let g = &gb["groups"][0];
         assert_eq!(g["boundary"], true, "{gb}");

@@ -55,7 +55,7 @@ fn git_show_shows_a_commit_in_both_modes() {
         assert_eq!(gs["author"], "Fixture");
         assert_eq!(gs["files_changed"], 6, "{gs}");
         assert_eq!(gs["truncated"], false);
-        assert_eq!(gs["truncation_reason"], "none");
+        assert_eq!(gs["stopped_by"], serde_json::json!([]));
         assert_eq!(gs["untrusted_content"], true);
         let body = fenced(&r, "git-show");
         assert!(body.contains(&format!("commit {head}\n")), "{body}");
@@ -185,7 +185,7 @@ fn a_file_cut_at_the_line_limit_says_how_to_continue() {
         let gs = &r["structuredContent"];
         assert_eq!(gs["end_line"], 10, "{mode:?}: {gs}");
         assert_eq!(gs["truncated"], true);
-        assert_eq!(gs["truncation_reason"], "line_limit");
+        assert_eq!(gs["stopped_by"], serde_json::json!(["lines"]));
         let next = continuation(&r, "git_show");
         assert_eq!(next["start_line"], 11, "{r}");
         assert_eq!(next["path"], "long.txt");
@@ -227,7 +227,7 @@ fn a_commit_cut_at_the_output_limit_says_how_to_continue() {
         let r = ok_result(&mut m, "git_show", json!({}));
         let gs = &r["structuredContent"];
         assert_eq!(gs["truncated"], true, "{mode:?}: {gs}");
-        assert_eq!(gs["truncation_reason"], "output_limit");
+        assert_eq!(gs["stopped_by"], serde_json::json!(["bytes"]));
         assert_eq!(gs["files_changed"], 40, "the stat covers every file: {gs}");
         let not_shown = gs["files_not_shown"].as_u64().unwrap();
         assert!((1..40).contains(&not_shown), "{gs}");

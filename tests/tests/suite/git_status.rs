@@ -97,7 +97,7 @@ fn git_status_lists_changes_as_git_does_in_both_modes() {
         assert_eq!(gs["upstream"], "");
         assert!(gs.get("ahead").is_none(), "{gs}");
         assert_eq!(gs["truncated"], false);
-        assert_eq!(gs["truncation_reason"], "none");
+        assert_eq!(gs["stopped_by"], serde_json::json!([]));
         assert_eq!(gs["staged_count"], 2, "{gs}");
         assert_eq!(gs["withheld_by_denylist"], 3, "{gs}");
         let t = text(&r, 0);
@@ -211,7 +211,7 @@ fn git_status_is_cut_at_max_entries_and_says_how_to_continue() {
         let r = ok_result(&mut m, "git_status", json!({"max_entries": 2}));
         let gs = &r["structuredContent"];
         assert_eq!(gs["truncated"], true, "{mode:?}: {gs}");
-        assert_eq!(gs["truncation_reason"], "entry_limit");
+        assert_eq!(gs["stopped_by"], serde_json::json!(["entries"]));
         assert_eq!(entries(gs).len(), 2, "{gs}");
         assert_eq!(
             gs["untracked_count"], all["untracked_count"],

@@ -43,7 +43,7 @@ fn all_pages(m: &mut Moat, tool: &str, args: Value, list: &str) -> (Vec<Value>, 
         match s["next_cursor"].as_str() {
             Some(c) => {
                 assert_eq!(s["truncated"], true, "{r}");
-                assert_eq!(s["truncated_reason"], "max_results", "{r}");
+                assert_eq!(s["stopped_by"], json!(["results"]), "{r}");
                 let last = text(&r, 0);
                 let last = last.lines().last().unwrap();
                 assert_eq!(
@@ -55,7 +55,7 @@ fn all_pages(m: &mut Moat, tool: &str, args: Value, list: &str) -> (Vec<Value>, 
             }
             None => {
                 assert_eq!(s["truncated"], false, "{r}");
-                assert!(s.get("truncated_reason").is_none(), "{r}");
+                assert_eq!(s["stopped_by"], json!([]), "{r}");
                 assert!(!text(&r, 0).contains("… more:"), "{r}");
                 return (items, pages);
             }
@@ -208,7 +208,7 @@ fn directory_tree_is_indented_bounded_and_says_what_cut_it() {
         assert!(!t.contains("id_rsa") && !t.contains(".env"), "{t}");
         assert_eq!(s["hidden_by_denylist"], 1, "{r}");
         assert_eq!(s["truncated"], true);
-        assert_eq!(s["truncated_reason"], "depth");
+        assert_eq!(s["stopped_by"], json!(["depth"]));
         assert!(
             t.lines()
                 .last()
@@ -236,7 +236,7 @@ fn directory_tree_is_indented_bounded_and_says_what_cut_it() {
         let r = call_ok(&mut m, "directory_tree", json!({"max_entries": 3}));
         let s = &r["structuredContent"];
         assert_eq!(s["entry_count"], 3, "{r}");
-        assert_eq!(s["truncated_reason"], "max_entries", "{r}");
+        assert_eq!(s["stopped_by"], json!(["entries"]), "{r}");
         assert!(
             text(&r, 0)
                 .lines()
