@@ -92,6 +92,7 @@ fn search_code(name: &str, line: &str) -> (Request, ToolOutput) {
             context_lines: 1,
             max_results: 10,
             respect_gitignore: true,
+            skip: 0,
         }),
         ToolOutput::SearchCode(SearchCodeOutput {
             path: ".".into(),
@@ -150,6 +151,7 @@ fn git_log(author: &str, subject: &str) -> (Request, ToolOutput) {
             limit: 20,
             revision: None,
             path: None,
+            skip: 0,
         }),
         ToolOutput::GitLog(GitLogOutput {
             commits: vec![Commit {

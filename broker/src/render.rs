@@ -162,6 +162,25 @@ fn limit_notes(
     }
 }
 
+/// The cursor continuing a paged answer after `position` items: only when
+/// what stopped it was the page or the answer budget (a walk cut by its
+/// file limit or the clock saw an arbitrary part of the tree, so no
+/// position in it is stable) and the position is within the paging reach.
+fn page_cursor(request: &Request, stopped_by: &[Limit], position: u64) -> Option<String> {
+    let paged = stopped_by
+        .iter()
+        .any(|l| matches!(l, Limit::Results | Limit::Bytes));
+    let unstable = stopped_by
+        .iter()
+        .any(|l| matches!(l, Limit::Files | Limit::Time));
+    (paged && !unstable && position < moat_protocol::limits::MAX_PAGED_ITEMS).then(|| {
+        crate::cursor::encode(crate::cursor::Cursor {
+            query: crate::tools::query_fingerprint(request),
+            position,
+        })
+    })
+}
+
 fn stopped_json(stopped_by: &[Limit]) -> Value {
     Value::Array(stopped_by.iter().map(|l| Value::from(l.as_str())).collect())
 }
@@ -399,6 +418,17 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             );
             skipped_notes(&o.skipped_reasons, &mut n);
             notes(&mut summary, &n);
+            let skip = match request {
+                Request::SearchCode(a) => a.skip,
+                _ => 0,
+            };
+            let next = page_cursor(request, &o.stopped_by, skip + count);
+            if let Some(c) = &next {
+                let _ = write!(
+                    summary,
+                    " More: call search_code again with the same arguments and cursor=\"{c}\"."
+                );
+            }
             let mut body = String::new();
             let mut matches = Vec::with_capacity(o.matches.len());
             // A line the worker cut at its limit may end in part of a
@@ -428,14 +458,18 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 }
                 matches.push(json!({"path": structured_name(&m.path), "line": m.line, "text": text, "before": before, "after": after}));
             }
+            let mut structured = obj(json!({
+                "pattern": pattern, "regex": regex, "path": structured_name(&o.path), "matches": matches,
+                "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
+                "skipped_reasons": skipped_json(&o.skipped_reasons),
+                "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
+            }));
+            if let Some(c) = next {
+                structured.insert("next_cursor".into(), Value::from(c));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "pattern": pattern, "regex": regex, "path": structured_name(&o.path), "matches": matches,
-                    "match_count": count, "files_scanned": o.files_scanned, "files_skipped": o.files_skipped,
-                    "skipped_reasons": skipped_json(&o.skipped_reasons),
-                    "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
-                })),
+                structured,
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
                 worker_redaction: RedactionCounts::default(),
@@ -605,8 +639,13 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 let _ = write!(summary, " for {}", escape_for_prose(&o.path));
             }
             summary.push('.');
-            let older = o.commits.last().map_or_else(String::new, |c| {
-                format!(" More: git_log with revision={}~1.", c.short)
+            let skip = match request {
+                Request::GitLog(a) => a.skip,
+                _ => 0,
+            };
+            let next = page_cursor(request, &o.stopped_by, skip + n);
+            let older = next.as_ref().map_or_else(String::new, |c| {
+                format!(" More: call git_log again with the same arguments and cursor=\"{c}\".")
             });
             if o.stopped_by.contains(&Limit::Results) {
                 let _ = write!(
@@ -634,12 +673,16 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     )
                 })
                 .collect();
+            let mut structured = obj(json!({
+                "commits": o.commits.iter().map(|c| json!({"commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at, "subject": c.subject})).collect::<Vec<_>>(),
+                "commit_count": n, "path": o.path, "truncated": o.truncated, "stopped_by": stopped_json(&o.stopped_by)
+            }));
+            if let Some(c) = next {
+                structured.insert("next_cursor".into(), Value::from(c));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "commits": o.commits.iter().map(|c| json!({"commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at, "subject": c.subject})).collect::<Vec<_>>(),
-                    "commit_count": n, "path": o.path, "truncated": o.truncated, "stopped_by": stopped_json(&o.stopped_by)
-                })),
+                structured,
                 untrusted: Some(body.join("\n")),
                 fence_text: FenceText::Whole,
                 worker_redaction: RedactionCounts::default(),

@@ -286,8 +286,9 @@ impl Tool {
                     "case_sensitive": {"type": "boolean", "description": "Match case exactly. Default false."},
                     "file_glob": {"type": "array", "maxItems": limits::MAX_GLOBS, "items": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS}, "description": "Only files matching one of these globs (against the relative path or the base name)."},
                     "context_lines": {"type": "integer", "minimum": 0, "maximum": 5, "description": "Lines of context around each match. Default 0."},
-                    "max_results": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Most matches to return (capped by the server)."},
-                    "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."}
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most matches in this page (capped by the server)."},
+                    "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."},
+                    "cursor": cursor_schema()
                 }),
                 vec!["pattern"],
             ),
@@ -306,9 +307,10 @@ impl Tool {
             ),
             Tool::GitLog => (
                 json!({
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "Most commits to return. Default 20."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": limits::MAX_GIT_ENTRIES_MAX, "description": "Most commits in this page (capped by the server). Default 20."},
                     "revision": {"type": "string", "maxLength": limits::MAX_REVISION_CHARS, "pattern": REVISION_PATTERN, "description": "Branch, tag, commit or range such as main..HEAD. Default HEAD."},
-                    "path": path("Only commits touching this path.")
+                    "path": path("Only commits touching this path."),
+                    "cursor": cursor_schema()
                 }),
                 vec![],
             ),
@@ -447,7 +449,7 @@ impl Tool {
                 }},
                 "match_count": int, "files_scanned": int, "files_skipped": int,
                 "skipped_reasons": skipped_reasons_schema(),
-                "truncated": boolean, "timed_out": boolean
+                "truncated": boolean, "timed_out": boolean, "next_cursor": string
             }),
             Tool::FindSymbol => json!({
                 "symbol": string, "exact": boolean, "kind": string,
@@ -490,7 +492,7 @@ impl Tool {
                     "required": ["author", "authored_at", "commit", "short", "subject"],
                     "properties": {"commit": string, "short": string, "author": string, "authored_at": string, "subject": string}
                 }},
-                "commit_count": int, "path": string, "truncated": boolean
+                "commit_count": int, "path": string, "truncated": boolean, "next_cursor": string
             }),
             Tool::GitDiff => json!({
                 "files_changed": int, "lines_added": int, "lines_removed": int, "path": string,
@@ -679,6 +681,7 @@ impl Tool {
                     caps.max_search_results,
                 ),
                 respect_gitignore: b("respect_gitignore", true),
+                skip: 0,
             }),
             Tool::FindSymbol => Request::FindSymbol(FindSymbolArgs {
                 symbol: s("symbol").unwrap_or_default(),
@@ -691,6 +694,7 @@ impl Tool {
                 limit: capped("limit", 20, caps.max_git_entries),
                 revision: s("revision"),
                 path: s("path"),
+                skip: 0,
             }),
             Tool::GitDiff => Request::GitDiff(GitDiffArgs {
                 revision: s("revision"),
@@ -784,6 +788,8 @@ impl Tool {
             match &mut request {
                 Request::FindFiles(a) => a.skip = c.position,
                 Request::FindReferences(a) => a.skip = c.position,
+                Request::SearchCode(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
+                Request::GitLog(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
                 _ => return Err("arguments.cursor is not accepted by this tool".into()),
             }
         }
@@ -805,6 +811,14 @@ pub fn query_fingerprint(request: &Request) -> u64 {
         Request::FindReferences(a) => {
             a.skip = 0;
             a.max_results = 0;
+        }
+        Request::SearchCode(a) => {
+            a.skip = 0;
+            a.max_results = 0;
+        }
+        Request::GitLog(a) => {
+            a.skip = 0;
+            a.limit = 0;
         }
         _ => {}
     }

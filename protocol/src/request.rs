@@ -126,6 +126,11 @@ pub struct SearchCodeArgs {
     pub max_results: u32,
     /// Honour `.gitignore`/`.ignore` files.
     pub respect_gitignore: bool,
+    /// Matches of the whole answer already given in earlier pages (decoded
+    /// by the broker from a cursor it issued; at most
+    /// [`crate::limits::MAX_PAGED_ITEMS`]).
+    #[serde(default)]
+    pub skip: u64,
 }
 
 /// Kinds a `find_symbol` caller can filter on.
@@ -203,6 +208,10 @@ pub struct GitLogArgs {
     pub revision: Option<String>,
     /// Restrict to this path.
     pub path: Option<String>,
+    /// Commits of the whole answer already given in earlier pages (from a
+    /// cursor; at most [`crate::limits::MAX_PAGED_ITEMS`]).
+    #[serde(default)]
+    pub skip: u64,
 }
 
 /// Arguments of `git_diff`.

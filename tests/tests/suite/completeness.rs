@@ -110,7 +110,7 @@ fn a_search_cut_by_the_match_or_byte_limit_names_that_limit() {
 }
 
 #[test]
-fn a_log_clamped_by_the_commit_limit_says_so_and_how_to_go_on() {
+fn a_log_clamped_by_the_commit_limit_says_so_and_pages_on_with_a_cursor() {
     let fx = Fixture::new();
     fx.file("a.txt", "0\n");
     git(&fx.root, "Ann", &["init", "-q", "-b", "main"]);
@@ -124,10 +124,10 @@ fn a_log_clamped_by_the_commit_limit_says_so_and_how_to_go_on() {
         let o = Options::new(mode).env("MOAT_SANDBOX__MAX_GIT_ENTRIES", "2");
         let mut m = Moat::connect(&fx.root, &o, Era::Modern);
         let mut subjects = Vec::new();
-        let mut revision: Option<String> = None;
+        let mut cursor: Option<String> = None;
         loop {
-            let args = match &revision {
-                Some(rev) => json!({"limit": 50, "revision": rev}),
+            let args = match &cursor {
+                Some(c) => json!({"limit": 50, "cursor": c}),
                 None => json!({"limit": 50}),
             };
             let r = call_ok(&mut m, "git_log", args);
@@ -138,19 +138,11 @@ fn a_log_clamped_by_the_commit_limit_says_so_and_how_to_go_on() {
             let t = text(&r, 0);
             if s["truncated"] == true {
                 assert_eq!(stopped_by(&r), ["results"], "{mode:?}: {r}");
-                let rev = t
-                    .split("More: git_log with revision=")
-                    .nth(1)
-                    .and_then(|rest| rest.strip_suffix('.').or(Some(rest)))
-                    .map(|r| {
-                        r.split_whitespace()
-                            .next()
-                            .unwrap_or("")
-                            .trim_end_matches('.')
-                            .to_owned()
-                    })
-                    .unwrap_or_else(|| panic!("no way to go on: {t}"));
-                revision = Some(rev);
+                let c = s["next_cursor"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no cursor: {r}"));
+                assert!(t.contains(&format!("cursor=\"{c}\"")), "{t}");
+                cursor = Some(c.to_owned());
             } else {
                 assert!(stopped_by(&r).is_empty(), "{r}");
                 assert!(!t.contains("More:"), "{t}");
@@ -158,6 +150,18 @@ fn a_log_clamped_by_the_commit_limit_says_so_and_how_to_go_on() {
             }
             assert!(subjects.len() <= 5, "{subjects:?}");
         }
+        // A cursor is bound to its query.
+        let first = call_ok(&mut m, "git_log", json!({"limit": 1}));
+        let c = first["structuredContent"]["next_cursor"]
+            .as_str()
+            .expect("cursor")
+            .to_owned();
+        let (code, r) = super::util::call_err(
+            &mut m,
+            "git_log",
+            json!({"limit": 1, "path": "a.txt", "cursor": c}),
+        );
+        assert_eq!(code, "invalid_arguments", "{r}");
         assert_eq!(subjects, ["c4", "c3", "c2", "c1", "c0"], "{mode:?}");
     }
 }
@@ -341,5 +345,69 @@ fn every_answer_fits_the_answer_budget_and_says_how_to_go_on() {
         let r = call_ok(&mut m, "read_file", json!({"path": "core.c"}));
         let chars = answer_chars(&r);
         assert!(chars > 42_000 && chars <= 102_000, "{chars}");
+    }
+}
+
+#[test]
+fn search_pages_concatenate_to_the_whole_answer_and_cursors_are_bound_to_their_query() {
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        let key = |r: &Value| -> Vec<(String, u64)> {
+            r["structuredContent"]["matches"]
+                .as_array()
+                .expect("matches")
+                .iter()
+                .map(|h| {
+                    (
+                        h["path"].as_str().unwrap_or("").to_owned(),
+                        h["line"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect()
+        };
+        let whole = key(&call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "return|def", "regex": true}),
+        ));
+        assert_eq!(whole.len(), 61, "{mode:?}");
+        let mut paged = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..30 {
+            let mut args = json!({"pattern": "return|def", "regex": true, "max_results": 7});
+            if let Some(c) = &cursor {
+                args["cursor"] = json!(c);
+            }
+            let r = call_ok(&mut m, "search_code", args);
+            paged.extend(key(&r));
+            match r["structuredContent"]["next_cursor"].as_str() {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => break,
+            }
+        }
+        assert_eq!(paged, whole, "{mode:?}: pages neither repeat nor skip");
+        // Replayed with another pattern, or garbled: refused, never a panic.
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "return", "max_results": 3}),
+        );
+        let c = r["structuredContent"]["next_cursor"]
+            .as_str()
+            .expect("cursor")
+            .to_owned();
+        for (pattern, cur) in [
+            ("def", c.clone()),
+            ("return", format!("{c}x")),
+            ("return", "AAAA".into()),
+        ] {
+            let (code, r) = super::util::call_err(
+                &mut m,
+                "search_code",
+                json!({"pattern": pattern, "cursor": cur}),
+            );
+            assert_eq!(code, "invalid_arguments", "{r}");
+        }
     }
 }

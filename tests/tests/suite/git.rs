@@ -126,7 +126,7 @@ fn git_log_path_filter_and_limit() {
     assert_eq!(code, "outside_workspace");
     let (code, _) = refused(&mut m, "git_log", json!({"path": ".env"}));
     assert_eq!(code, "denied_path");
-    let msg = schema_refused(&mut m, "git_log", json!({"limit": 201}), true);
+    let msg = schema_refused(&mut m, "git_log", json!({"limit": 1001}), true);
     assert!(msg.contains("limit"), "{msg}");
 }
 

@@ -73,6 +73,8 @@ pub fn run(
         }
     }
     let mut stopped_by = Vec::new();
+    let skip = args.skip.min(moat_protocol::limits::MAX_PAGED_ITEMS);
+    let mut skipped = 0u64;
     while let Some((_, id)) = queue.pop() {
         check_deadline(deadline)?;
         crate::progress::file_seen();
@@ -93,6 +95,12 @@ pub fn run(
             }
         }
         if !prefix.is_empty() && !touches(&repo, &info, &prefix)? {
+            continue;
+        }
+        // A later page walks the same history in the same order and skips
+        // the commits earlier pages showed.
+        if skipped < skip {
+            skipped += 1;
             continue;
         }
         // The message is redacted whole before its subject is cut from

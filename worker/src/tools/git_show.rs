@@ -4,7 +4,7 @@
 //!
 //! The commit's message is redacted as one text before anything is cut from
 //! it (its subject included). Its change is `git_diff`'s machinery over two
-//! trees of the object store ([`git_diff::commit_diff`]): a path the
+//! trees of the object store (`git_diff::commit_diff`): a path the
 //! denylist covers is counted, never named, never read; each side of a
 //! text change is redacted whole before it is diffed. A merge is shown
 //! against its first parent; a root commit against the empty tree.

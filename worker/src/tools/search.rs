@@ -67,9 +67,13 @@ pub fn run(
     let matcher = pattern::build(&args.pattern, args.regex, args.case_sensitive)?;
     let globs = build_globs(&args.file_globs)?;
     let max_results = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
+    // A later page finds the matches before it again (in the same order)
+    // and skips them.
+    let skip = usize::try_from(args.skip.min(moat_protocol::limits::MAX_PAGED_ITEMS)).unwrap_or(0);
+    let keep = max_results + skip;
     let context = usize::from(args.context_lines.min(5));
 
-    let results = Results::new(max_results);
+    let results = Results::new(keep);
     let mut summary = walk::Summary::default();
     match meta.kind {
         Kind::File => {
@@ -82,7 +86,7 @@ pub fn run(
                 &matcher,
                 &mut searcher,
                 context,
-                max_results,
+                keep,
                 &results,
             );
         }
@@ -109,7 +113,7 @@ pub fn run(
                         &matcher,
                         &mut searcher,
                         context,
-                        max_results,
+                        keep,
                         results,
                     );
                     true
@@ -137,8 +141,13 @@ pub fn run(
     }
     let mut more_matches = collected.total > collected.kept;
     let mut bytes_cut = false;
+    let mut before = 0usize;
     'outer: for (_, file_matches) in collected.files {
         for m in file_matches {
+            if before < skip {
+                before += 1;
+                continue;
+            }
             let block = rendered_len(&m) + usize::from(!matches.is_empty());
             if matches.len() >= max_results {
                 more_matches = true;
