@@ -49,7 +49,7 @@ fn read_file(path: &str, text: &str, start: u64) -> (Request, ToolOutput) {
             total_lines: start - 1 + lines,
             start_line: start,
             end_line: start - 1 + lines,
-            truncated: false,
+            cut: None,
             text: text.to_owned(),
             redaction: Default::default(),
         }),

@@ -16,7 +16,7 @@ use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
     Declares, DirEntry, EntryKind, GitBlameOutput, GitShowOutput, GitStatusOutput, Limit,
-    RedactionCounts, Shown, SkipReasons, SymbolMethod, ToolOutput, Truncation,
+    RedactionCounts, Shown, SkipReasons, SymbolMethod, ToolOutput,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -157,6 +157,9 @@ fn limit_notes(
                 "the answer's size limit stopped it after {shown} {items}, and more may exist; {narrow}"
             )),
             Limit::Entries => n.push(format!("stopped at the entry limit after {shown} {items}")),
+            Limit::Lines => n.push(format!("stopped at the line limit after {shown} {items}")),
+            Limit::Depth => n.push("directories at the depth limit were not expanded".to_owned()),
+            Limit::Commits => n.push(format!("stopped at the commit limit after {shown} {items}")),
             Limit::Time => n.push("stopped at the time budget; what is shown is a lower bound".to_owned()),
         }
     }
@@ -181,7 +184,9 @@ fn page_cursor(request: &Request, stopped_by: &[Limit], position: u64) -> Option
     })
 }
 
-fn stopped_json(stopped_by: &[Limit]) -> Value {
+/// The `stopped_by` member: the limits that stopped the work, by their
+/// names in the one vocabulary every tool uses (empty: complete).
+pub(crate) fn stopped_json(stopped_by: &[Limit]) -> Value {
     Value::Array(stopped_by.iter().map(|l| Value::from(l.as_str())).collect())
 }
 
@@ -306,10 +311,10 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     o.start_line,
                     o.end_line,
                     o.total_lines,
-                    if o.truncated { " (truncated)" } else { "" },
+                    if o.cut.is_some() { " (truncated)" } else { "" },
                     o.size_bytes
                 );
-                if o.truncated {
+                if o.cut.is_some() {
                     s.push_str(&format!(
                         " More: read_file with start_line={}.",
                         o.end_line + 1
@@ -319,9 +324,10 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             };
             let mut structured = obj(json!({
                 "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
-                "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
+                "start_line": o.start_line, "end_line": o.end_line, "truncated": o.cut.is_some(),
+                "stopped_by": stopped_json(o.cut.as_slice())
             }));
-            if o.truncated {
+            if o.cut.is_some() {
                 structured.insert("next_start_line".into(), json!(o.end_line + 1));
             }
             Rendered {
@@ -387,7 +393,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
                     "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
                     "special_skipped": o.special_skipped, "truncated": o.truncated,
-                    "stopped_by": if o.truncated { json!(["entries"]) } else { json!([]) }
+                    "stopped_by": stopped_json(if o.truncated { &[Limit::Entries] } else { &[] })
                 })),
                 untrusted: None,
                 fence_text: FenceText::Whole,
@@ -830,7 +836,7 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
         _ => 0,
     };
     match o.truncation {
-        Some(Truncation::EntryLimit) => {
+        Some(Limit::Entries) => {
             let total = o.staged_count + o.unstaged_count + o.untracked_count;
             let _ = write!(
                 summary,
@@ -844,11 +850,11 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
             };
             let _ = write!(summary, "\n{next}");
         }
-        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
+        Some(t @ (Limit::Files | Limit::Time)) => {
             let _ = write!(
                 summary,
                 "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{}",
-                if t == Truncation::WalkLimit {
+                if t == Limit::Files {
                     "the work-tree walk's entry limit"
                 } else {
                     "the time budget"
@@ -870,7 +876,7 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
         "staged": list(&o.staged), "unstaged": list(&o.unstaged), "untracked": list(&o.untracked),
         "staged_count": o.staged_count, "unstaged_count": o.unstaged_count,
         "untracked_count": o.untracked_count, "withheld_by_denylist": o.withheld_by_denylist,
-        "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
+        "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
     }));
     if let Some(u) = &o.upstream
         && let (Some(a), Some(b)) = (u.ahead, u.behind)
@@ -908,7 +914,7 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
         )
     };
     match o.truncation {
-        Some(Truncation::LineLimit) => {
+        Some(Limit::Lines) => {
             let _ = write!(
                 summary,
                 " Cut at the {}-line limit.\n{}",
@@ -919,8 +925,8 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
                 )
             );
         }
-        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
-            let why = if t == Truncation::WalkLimit {
+        Some(t @ (Limit::Commits | Limit::Time)) => {
+            let why = if t == Limit::Commits {
                 format!(
                     "the {}-commit limit",
                     moat_protocol::limits::MAX_BLAME_COMMITS
@@ -985,26 +991,13 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
             "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
             "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
             "group_count": o.groups.len(), "commits_walked": o.commits_walked,
-            "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
+            "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
         })),
         untrusted: Some(body),
         fence_text: FenceText::PerLine,
         worker_redaction: RedactionCounts::default(),
         scan_path: None,
     }
-}
-
-/// The reason member of a result that a limit may cut.
-/// A git answer's cut as `stopped_by`, in the names every tool uses.
-fn truncation_json(t: Option<Truncation>) -> Value {
-    let name = |t: Truncation| match t {
-        Truncation::OutputLimit => "bytes",
-        Truncation::LineLimit => "lines",
-        Truncation::EntryLimit => "entries",
-        Truncation::WalkLimit => "commits",
-        Truncation::Deadline => "time",
-    };
-    Value::Array(t.map(|t| Value::from(name(t))).into_iter().collect())
 }
 
 /// The last line of an answer a limit cut: the call that continues it,
@@ -1018,7 +1011,7 @@ fn render_git_show(o: GitShowOutput) -> Rendered {
     let mut structured = obj(json!({
         "commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at,
         "subject": c.subject, "parents": o.parents,
-        "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
+        "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
     }));
     match o.shown {
         Shown::File(f) => {

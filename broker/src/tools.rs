@@ -14,6 +14,7 @@ use moat_protocol::request::{
     GitBlameArgs, GitDiffArgs, GitLogArgs, GitShowArgs, GitStatusArgs, ListDirectoryArgs,
     ProjectOverviewArgs, ReadFileArgs, Request, SearchCodeArgs, SymbolKind,
 };
+use moat_protocol::response::Limit;
 
 use crate::cursor;
 use crate::mcp::schema::Validator;
@@ -585,10 +586,8 @@ impl Tool {
             }
         };
         if let Some(obj) = props.as_object_mut() {
-            if !matches!(self, Tool::ReadFile) {
-                // Which limits stopped the work (empty: the answer is complete).
-                obj.insert("stopped_by".into(), stopped_by_schema());
-            }
+            // Which limits stopped the work (empty: the answer is complete).
+            obj.insert("stopped_by".into(), stopped_by_schema());
             if matches!(self, Tool::ProjectOverview) {
                 obj.insert("truncated".into(), json!({"type": "boolean"}));
             }
@@ -838,9 +837,8 @@ fn cursor_schema() -> Value {
 /// Which limits stopped an answer's work, in one vocabulary for every
 /// tool (empty: complete).
 fn stopped_by_schema() -> Value {
-    json!({"type": "array", "items": {"type": "string", "enum": [
-        "files", "results", "bytes", "entries", "lines", "depth", "commits", "time"
-    ]}})
+    let names: Vec<&str> = Limit::ALL.iter().map(|l| l.as_str()).collect();
+    json!({"type": "array", "items": {"type": "string", "enum": names}})
 }
 
 fn object_schema<S: AsRef<str>>(props: Value, required: &[S]) -> Value {
