@@ -184,6 +184,12 @@ fn page_cursor(request: &Request, stopped_by: &[Limit], position: u64) -> Option
     })
 }
 
+/// The last line of an answer a cursor continues: the same for every paged
+/// tool.
+pub(crate) fn cursor_line(tool: &str, cursor: &str) -> String {
+    format!("… more: call {tool} again with the same arguments and cursor=\"{cursor}\"")
+}
+
 /// The `stopped_by` member: the limits that stopped the work, by their
 /// names in the one vocabulary every tool uses (empty: complete).
 pub(crate) fn stopped_json(stopped_by: &[Limit]) -> Value {
@@ -371,8 +377,25 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     plural(o.special_skipped, "special file", "special files")
                 ));
             }
+            let skip = match request {
+                Request::ListDirectory(a) => a.skip,
+                _ => 0,
+            };
+            let shown = o.entries.len() as u64;
+            let range = format!(
+                "showing {}-{} of {}",
+                skip.saturating_add(1),
+                skip.saturating_add(shown),
+                o.directories + o.files
+            );
             if o.truncated {
-                n.push(format!("listing truncated at {} entries", o.entries.len()));
+                n.push(format!("listing truncated at {shown} entries ({range})"));
+            } else if skip > 0 {
+                n.push(if shown == 0 {
+                    format!("none after the first {skip}")
+                } else {
+                    range
+                });
             }
             notes(&mut summary, &n);
             for e in &o.entries {
@@ -386,15 +409,31 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     }
                 }
             }
+            // The entries are sorted, so a count of those shown is a stable
+            // position in the listing.
+            let next = o.truncated.then(|| {
+                crate::cursor::encode(crate::cursor::Cursor {
+                    query: crate::tools::query_fingerprint(request),
+                    position: skip.saturating_add(shown),
+                })
+            });
+            if let Some(c) = &next {
+                summary.push('\n');
+                summary.push_str(&cursor_line("list_directory", c));
+            }
             let entries: Vec<Value> = o.entries.into_iter().map(entry_json).collect();
+            let mut structured = obj(json!({
+                "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
+                "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
+                "special_skipped": o.special_skipped, "truncated": o.truncated,
+                "stopped_by": stopped_json(if o.truncated { &[Limit::Entries] } else { &[] })
+            }));
+            if let Some(c) = next {
+                structured.insert("next_cursor".into(), Value::from(c));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
-                    "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
-                    "special_skipped": o.special_skipped, "truncated": o.truncated,
-                    "stopped_by": stopped_json(if o.truncated { &[Limit::Entries] } else { &[] })
-                })),
+                structured,
                 untrusted: None,
                 fence_text: FenceText::Whole,
                 worker_redaction: RedactionCounts::default(),
@@ -430,10 +469,8 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             };
             let next = page_cursor(request, &o.stopped_by, skip + count);
             if let Some(c) = &next {
-                let _ = write!(
-                    summary,
-                    " More: call search_code again with the same arguments and cursor=\"{c}\"."
-                );
+                summary.push('\n');
+                summary.push_str(&cursor_line("search_code", c));
             }
             let mut body = String::new();
             let mut matches = Vec::with_capacity(o.matches.len());
@@ -521,6 +558,15 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             );
             skipped_notes(&o.skipped_reasons, &mut n);
             notes(&mut summary, &n);
+            let skip = match request {
+                Request::FindSymbol(a) => a.skip,
+                _ => 0,
+            };
+            let next = page_cursor(request, &o.stopped_by, skip + o.definitions.len() as u64);
+            if let Some(c) = &next {
+                summary.push('\n');
+                summary.push_str(&cursor_line("find_symbol", c));
+            }
             let mut body = String::new();
             let mut defs = Vec::with_capacity(o.definitions.len());
             for d in &o.definitions {
@@ -543,15 +589,19 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "method": method
                 }));
             }
+            let mut structured = obj(json!({
+                "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
+                "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
+                "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
+                "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
+                "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
+            }));
+            if let Some(c) = next {
+                structured.insert("next_cursor".into(), Value::from(c));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
-                    "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
-                    "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
-                    "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
-                    "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
-                })),
+                structured,
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
                 worker_redaction: RedactionCounts::default(),
@@ -650,19 +700,23 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 _ => 0,
             };
             let next = page_cursor(request, &o.stopped_by, skip + n);
-            let older = next.as_ref().map_or_else(String::new, |c| {
-                format!(" More: call git_log again with the same arguments and cursor=\"{c}\".")
-            });
             if o.stopped_by.contains(&Limit::Results) {
                 let _ = write!(
                     summary,
-                    " Older commits exist past the {n} shown (the commit limit).{older}"
+                    " Older commits exist past the {n} shown (the commit limit)."
                 );
             } else if o.stopped_by.contains(&Limit::Bytes) {
-                let _ = write!(
-                    summary,
-                    " The answer's size limit stopped it after {n}.{older}"
-                );
+                let _ = write!(summary, " The answer's size limit stopped it after {n}.");
+            }
+            match &next {
+                Some(c) => {
+                    summary.push('\n');
+                    summary.push_str(&cursor_line("git_log", c));
+                }
+                None if o.truncated => {
+                    summary.push_str(" Narrow it with revision or path to see older commits.");
+                }
+                None => {}
             }
             let body: Vec<String> = o
                 .commits

@@ -23,8 +23,8 @@ use crate::cursor::{self, Cursor};
 use crate::fence::{show_name, structured_name};
 use crate::redact::drop_cut_tail;
 use crate::render::{
-    FenceText, Rendered, display, method_str, notes, obj, plural, skipped_json, skipped_notes,
-    stopped_json,
+    FenceText, Rendered, cursor_line, display, method_str, notes, obj, plural, skipped_json,
+    skipped_notes, stopped_json,
 };
 use crate::tools::query_fingerprint;
 
@@ -44,9 +44,7 @@ fn next_cursor(request: &Request, cut: Option<Limit>, position: u64) -> Option<S
 /// The last line of a paged answer cut by a limit.
 fn more_line(tool: &str, cut: Limit, cursor: Option<&str>) -> String {
     match (cut, cursor) {
-        (Limit::Results | Limit::Bytes, Some(c)) => {
-            format!("… more: call {tool} again with the same arguments and cursor=\"{c}\"")
-        }
+        (Limit::Results | Limit::Bytes, Some(c)) => cursor_line(tool, c),
         (Limit::Time, _) => format!(
             "… more: the walk stopped at the time budget; call {tool} again with a narrower path"
         ),

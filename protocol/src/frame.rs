@@ -176,6 +176,7 @@ mod tests {
             request: Request::ListDirectory(ListDirectoryArgs {
                 path: "src".into(),
                 include_hidden: true,
+                skip: 0,
             }),
         }
     }
