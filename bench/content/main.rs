@@ -271,7 +271,7 @@ fn read_file(text: &str) -> (Request, ToolOutput) {
         total_lines: lines,
         start_line: 1,
         end_line: lines,
-        truncated: false,
+        cut: None,
         text: body.to_owned(),
         redaction: Default::default(),
     });

@@ -49,7 +49,7 @@ fn read_file(path: &str, text: &str, start: u64) -> (Request, ToolOutput) {
             total_lines: start - 1 + lines,
             start_line: start,
             end_line: start - 1 + lines,
-            truncated: false,
+            cut: None,
             text: text.to_owned(),
             redaction: Default::default(),
         }),
@@ -61,6 +61,7 @@ fn list_directory(name: &str) -> (Request, ToolOutput) {
         Request::ListDirectory(ListDirectoryArgs {
             path: ".".into(),
             include_hidden: false,
+            skip: 0,
         }),
         ToolOutput::ListDirectory(ListDirectoryOutput {
             path: ".".into(),
@@ -121,6 +122,7 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
             path: ".".into(),
             kind: None,
             exact: true,
+            skip: 0,
         }),
         ToolOutput::FindSymbol(FindSymbolOutput {
             definitions: vec![Definition {

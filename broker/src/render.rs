@@ -16,7 +16,7 @@ use moat_protocol::limits::{SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
     Declares, DirEntry, EntryKind, GitBlameOutput, GitShowOutput, GitStatusOutput, Limit,
-    RedactionCounts, Shown, SkipReasons, SymbolMethod, ToolOutput, Truncation,
+    RedactionCounts, Shown, SkipReasons, SymbolMethod, ToolOutput,
 };
 
 use crate::fence::{escape_for_prose, show_name, structured_name};
@@ -157,6 +157,9 @@ fn limit_notes(
                 "the answer's size limit stopped it after {shown} {items}, and more may exist; {narrow}"
             )),
             Limit::Entries => n.push(format!("stopped at the entry limit after {shown} {items}")),
+            Limit::Lines => n.push(format!("stopped at the line limit after {shown} {items}")),
+            Limit::Depth => n.push("directories at the depth limit were not expanded".to_owned()),
+            Limit::Commits => n.push(format!("stopped at the commit limit after {shown} {items}")),
             Limit::Time => n.push("stopped at the time budget; what is shown is a lower bound".to_owned()),
         }
     }
@@ -181,7 +184,15 @@ fn page_cursor(request: &Request, stopped_by: &[Limit], position: u64) -> Option
     })
 }
 
-fn stopped_json(stopped_by: &[Limit]) -> Value {
+/// The last line of an answer a cursor continues: the same for every paged
+/// tool.
+pub(crate) fn cursor_line(tool: &str, cursor: &str) -> String {
+    format!("… more: call {tool} again with the same arguments and cursor=\"{cursor}\"")
+}
+
+/// The `stopped_by` member: the limits that stopped the work, by their
+/// names in the one vocabulary every tool uses (empty: complete).
+pub(crate) fn stopped_json(stopped_by: &[Limit]) -> Value {
     Value::Array(stopped_by.iter().map(|l| Value::from(l.as_str())).collect())
 }
 
@@ -306,10 +317,10 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     o.start_line,
                     o.end_line,
                     o.total_lines,
-                    if o.truncated { " (truncated)" } else { "" },
+                    if o.cut.is_some() { " (truncated)" } else { "" },
                     o.size_bytes
                 );
-                if o.truncated {
+                if o.cut.is_some() {
                     s.push_str(&format!(
                         " More: read_file with start_line={}.",
                         o.end_line + 1
@@ -319,9 +330,10 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             };
             let mut structured = obj(json!({
                 "path": structured_name(&o.path), "size_bytes": o.size_bytes, "total_lines": o.total_lines,
-                "start_line": o.start_line, "end_line": o.end_line, "truncated": o.truncated
+                "start_line": o.start_line, "end_line": o.end_line, "truncated": o.cut.is_some(),
+                "stopped_by": stopped_json(o.cut.as_slice())
             }));
-            if o.truncated {
+            if o.cut.is_some() {
                 structured.insert("next_start_line".into(), json!(o.end_line + 1));
             }
             Rendered {
@@ -365,8 +377,25 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     plural(o.special_skipped, "special file", "special files")
                 ));
             }
+            let skip = match request {
+                Request::ListDirectory(a) => a.skip,
+                _ => 0,
+            };
+            let shown = o.entries.len() as u64;
+            let range = format!(
+                "showing {}-{} of {}",
+                skip.saturating_add(1),
+                skip.saturating_add(shown),
+                o.directories + o.files
+            );
             if o.truncated {
-                n.push(format!("listing truncated at {} entries", o.entries.len()));
+                n.push(format!("listing truncated at {shown} entries ({range})"));
+            } else if skip > 0 {
+                n.push(if shown == 0 {
+                    format!("none after the first {skip}")
+                } else {
+                    range
+                });
             }
             notes(&mut summary, &n);
             for e in &o.entries {
@@ -380,15 +409,31 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     }
                 }
             }
+            // The entries are sorted, so a count of those shown is a stable
+            // position in the listing.
+            let next = o.truncated.then(|| {
+                crate::cursor::encode(crate::cursor::Cursor {
+                    query: crate::tools::query_fingerprint(request),
+                    position: skip.saturating_add(shown),
+                })
+            });
+            if let Some(c) = &next {
+                summary.push('\n');
+                summary.push_str(&cursor_line("list_directory", c));
+            }
             let entries: Vec<Value> = o.entries.into_iter().map(entry_json).collect();
+            let mut structured = obj(json!({
+                "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
+                "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
+                "special_skipped": o.special_skipped, "truncated": o.truncated,
+                "stopped_by": stopped_json(if o.truncated { &[Limit::Entries] } else { &[] })
+            }));
+            if let Some(c) = next {
+                structured.insert("next_cursor".into(), Value::from(c));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
-                    "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
-                    "special_skipped": o.special_skipped, "truncated": o.truncated,
-                    "stopped_by": if o.truncated { json!(["entries"]) } else { json!([]) }
-                })),
+                structured,
                 untrusted: None,
                 fence_text: FenceText::Whole,
                 worker_redaction: RedactionCounts::default(),
@@ -424,10 +469,8 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             };
             let next = page_cursor(request, &o.stopped_by, skip + count);
             if let Some(c) = &next {
-                let _ = write!(
-                    summary,
-                    " More: call search_code again with the same arguments and cursor=\"{c}\"."
-                );
+                summary.push('\n');
+                summary.push_str(&cursor_line("search_code", c));
             }
             let mut body = String::new();
             let mut matches = Vec::with_capacity(o.matches.len());
@@ -515,6 +558,15 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             );
             skipped_notes(&o.skipped_reasons, &mut n);
             notes(&mut summary, &n);
+            let skip = match request {
+                Request::FindSymbol(a) => a.skip,
+                _ => 0,
+            };
+            let next = page_cursor(request, &o.stopped_by, skip + o.definitions.len() as u64);
+            if let Some(c) = &next {
+                summary.push('\n');
+                summary.push_str(&cursor_line("find_symbol", c));
+            }
             let mut body = String::new();
             let mut defs = Vec::with_capacity(o.definitions.len());
             for d in &o.definitions {
@@ -537,15 +589,19 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     "method": method
                 }));
             }
+            let mut structured = obj(json!({
+                "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
+                "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
+                "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
+                "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
+                "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
+            }));
+            if let Some(c) = next {
+                structured.insert("next_cursor".into(), Value::from(c));
+            }
             Rendered {
                 summary,
-                structured: obj(json!({
-                    "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
-                    "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
-                    "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
-                    "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
-                    "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
-                })),
+                structured,
                 untrusted: Some(body),
                 fence_text: FenceText::PerLine,
                 worker_redaction: RedactionCounts::default(),
@@ -644,19 +700,23 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 _ => 0,
             };
             let next = page_cursor(request, &o.stopped_by, skip + n);
-            let older = next.as_ref().map_or_else(String::new, |c| {
-                format!(" More: call git_log again with the same arguments and cursor=\"{c}\".")
-            });
             if o.stopped_by.contains(&Limit::Results) {
                 let _ = write!(
                     summary,
-                    " Older commits exist past the {n} shown (the commit limit).{older}"
+                    " Older commits exist past the {n} shown (the commit limit)."
                 );
             } else if o.stopped_by.contains(&Limit::Bytes) {
-                let _ = write!(
-                    summary,
-                    " The answer's size limit stopped it after {n}.{older}"
-                );
+                let _ = write!(summary, " The answer's size limit stopped it after {n}.");
+            }
+            match &next {
+                Some(c) => {
+                    summary.push('\n');
+                    summary.push_str(&cursor_line("git_log", c));
+                }
+                None if o.truncated => {
+                    summary.push_str(" Narrow it with revision or path to see older commits.");
+                }
+                None => {}
             }
             let body: Vec<String> = o
                 .commits
@@ -830,7 +890,7 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
         _ => 0,
     };
     match o.truncation {
-        Some(Truncation::EntryLimit) => {
+        Some(Limit::Entries) => {
             let total = o.staged_count + o.unstaged_count + o.untracked_count;
             let _ = write!(
                 summary,
@@ -844,11 +904,11 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
             };
             let _ = write!(summary, "\n{next}");
         }
-        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
+        Some(t @ (Limit::Files | Limit::Time)) => {
             let _ = write!(
                 summary,
                 "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{}",
-                if t == Truncation::WalkLimit {
+                if t == Limit::Files {
                     "the work-tree walk's entry limit"
                 } else {
                     "the time budget"
@@ -870,7 +930,7 @@ fn render_git_status(request: &Request, o: GitStatusOutput) -> Rendered {
         "staged": list(&o.staged), "unstaged": list(&o.unstaged), "untracked": list(&o.untracked),
         "staged_count": o.staged_count, "unstaged_count": o.unstaged_count,
         "untracked_count": o.untracked_count, "withheld_by_denylist": o.withheld_by_denylist,
-        "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
+        "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
     }));
     if let Some(u) = &o.upstream
         && let (Some(a), Some(b)) = (u.ahead, u.behind)
@@ -908,7 +968,7 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
         )
     };
     match o.truncation {
-        Some(Truncation::LineLimit) => {
+        Some(Limit::Lines) => {
             let _ = write!(
                 summary,
                 " Cut at the {}-line limit.\n{}",
@@ -919,8 +979,8 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
                 )
             );
         }
-        Some(t @ (Truncation::WalkLimit | Truncation::Deadline)) => {
-            let why = if t == Truncation::WalkLimit {
+        Some(t @ (Limit::Commits | Limit::Time)) => {
+            let why = if t == Limit::Commits {
                 format!(
                     "the {}-commit limit",
                     moat_protocol::limits::MAX_BLAME_COMMITS
@@ -985,26 +1045,13 @@ fn render_git_blame(o: GitBlameOutput) -> Rendered {
             "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
             "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
             "group_count": o.groups.len(), "commits_walked": o.commits_walked,
-            "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
+            "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
         })),
         untrusted: Some(body),
         fence_text: FenceText::PerLine,
         worker_redaction: RedactionCounts::default(),
         scan_path: None,
     }
-}
-
-/// The reason member of a result that a limit may cut.
-/// A git answer's cut as `stopped_by`, in the names every tool uses.
-fn truncation_json(t: Option<Truncation>) -> Value {
-    let name = |t: Truncation| match t {
-        Truncation::OutputLimit => "bytes",
-        Truncation::LineLimit => "lines",
-        Truncation::EntryLimit => "entries",
-        Truncation::WalkLimit => "commits",
-        Truncation::Deadline => "time",
-    };
-    Value::Array(t.map(|t| Value::from(name(t))).into_iter().collect())
 }
 
 /// The last line of an answer a limit cut: the call that continues it,
@@ -1018,7 +1065,7 @@ fn render_git_show(o: GitShowOutput) -> Rendered {
     let mut structured = obj(json!({
         "commit": c.commit, "short": c.short, "author": c.author, "authored_at": c.authored_at,
         "subject": c.subject, "parents": o.parents,
-        "truncated": o.truncation.is_some(), "stopped_by": truncation_json(o.truncation)
+        "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
     }));
     match o.shown {
         Shown::File(f) => {

@@ -15,37 +15,25 @@ use serde_json::{Value, json};
 use moat_protocol::limits::{MAX_TREE_DEPTH, SEARCH_LINE_CHARS, SIGNATURE_CHARS};
 use moat_protocol::request::Request;
 use moat_protocol::response::{
-    Cut, DirectoryTreeOutput, EntryKind, FileOutlineOutput, FindFilesOutput, FindReferencesOutput,
-    RedactionCounts,
+    DirectoryTreeOutput, EntryKind, FileOutlineOutput, FindFilesOutput, FindReferencesOutput,
+    Limit, RedactionCounts,
 };
 
 use crate::cursor::{self, Cursor};
 use crate::fence::{show_name, structured_name};
 use crate::redact::drop_cut_tail;
 use crate::render::{
-    FenceText, Rendered, display, method_str, notes, obj, plural, skipped_json, skipped_notes,
+    FenceText, Rendered, cursor_line, display, method_str, notes, obj, plural, skipped_json,
+    skipped_notes, stopped_json,
 };
 use crate::tools::query_fingerprint;
-
-/// The `stopped_by` name of a cut; `page` names the page-size argument
-/// (a full page of entries is `entries`, of anything else `results`).
-fn reason(cut: Cut, page: &'static str) -> &'static str {
-    match cut {
-        Cut::PageFull if page == "max_entries" => "entries",
-        Cut::PageFull => "results",
-        Cut::ByteCap => "bytes",
-        Cut::FileCap => "files",
-        Cut::TimeBudget => "time",
-        Cut::Depth => "depth",
-    }
-}
 
 /// The cursor continuing `request` after `position` items, when `cut` is
 /// one a cursor can continue (a full page); a walk cut by the file cap or
 /// the clock saw a different set of files each time, so no position in it
 /// is stable.
-fn next_cursor(request: &Request, cut: Option<Cut>, position: u64) -> Option<String> {
-    matches!(cut, Some(Cut::PageFull | Cut::ByteCap)).then(|| {
+fn next_cursor(request: &Request, cut: Option<Limit>, position: u64) -> Option<String> {
+    matches!(cut, Some(Limit::Results | Limit::Bytes)).then(|| {
         cursor::encode(Cursor {
             query: query_fingerprint(request),
             position,
@@ -54,12 +42,10 @@ fn next_cursor(request: &Request, cut: Option<Cut>, position: u64) -> Option<Str
 }
 
 /// The last line of a paged answer cut by a limit.
-fn more_line(tool: &str, cut: Cut, cursor: Option<&str>) -> String {
+fn more_line(tool: &str, cut: Limit, cursor: Option<&str>) -> String {
     match (cut, cursor) {
-        (Cut::PageFull | Cut::ByteCap, Some(c)) => {
-            format!("… more: call {tool} again with the same arguments and cursor=\"{c}\"")
-        }
-        (Cut::TimeBudget, _) => format!(
+        (Limit::Results | Limit::Bytes, Some(c)) => cursor_line(tool, c),
+        (Limit::Time, _) => format!(
             "… more: the walk stopped at the time budget; call {tool} again with a narrower path"
         ),
         _ => format!(
@@ -71,16 +57,11 @@ fn more_line(tool: &str, cut: Cut, cursor: Option<&str>) -> String {
 /// Add `truncated`, `stopped_by` and `next_cursor` to `structured`.
 fn cut_fields(
     structured: &mut serde_json::Map<String, Value>,
-    cut: Option<Cut>,
-    page: &'static str,
+    cut: Option<Limit>,
     cursor: Option<&str>,
 ) {
     structured.insert("truncated".into(), Value::Bool(cut.is_some()));
-    let stopped: Vec<Value> = cut
-        .map(|c| Value::from(reason(c, page)))
-        .into_iter()
-        .collect();
-    structured.insert("stopped_by".into(), Value::Array(stopped));
+    structured.insert("stopped_by".into(), stopped_json(cut.as_slice()));
     if let Some(c) = cursor {
         structured.insert("next_cursor".into(), Value::from(c));
     }
@@ -157,7 +138,7 @@ pub(crate) fn find_files(request: &Request, o: FindFilesOutput, root: &str) -> R
         "path": structured_name(&o.path), "files": files, "file_count": shown,
         "total_matches": o.total_matches, "skipped_reasons": skipped_json(&o.skipped_reasons)
     }));
-    cut_fields(&mut structured, o.cut, "max_results", cursor.as_deref());
+    cut_fields(&mut structured, o.cut, cursor.as_deref());
     listing(summary, structured)
 }
 
@@ -233,7 +214,7 @@ pub(crate) fn directory_tree(o: DirectoryTreeOutput, root: &str) -> Rendered {
         entries.push(v);
     }
     match o.cut {
-        Some(Cut::Depth) => {
+        Some(Limit::Depth) => {
             let _ = write!(
                 summary,
                 "\n… more: directories marked [not expanded] hold more; call directory_tree again with path set to one of them{}",
@@ -262,7 +243,7 @@ pub(crate) fn directory_tree(o: DirectoryTreeOutput, root: &str) -> Rendered {
         "symlinks_skipped": o.symlinks_skipped, "special_skipped": o.special_skipped,
         "unreadable": o.unreadable
     }));
-    cut_fields(&mut structured, o.cut, "max_entries", None);
+    cut_fields(&mut structured, o.cut, None);
     listing(summary, structured)
 }
 
@@ -326,13 +307,7 @@ pub(crate) fn file_outline(o: FileOutlineOutput) -> Rendered {
         "path": structured_name(&o.path), "language": language, "method": method,
         "items": items, "item_count": o.items.len()
     }));
-    structured.insert("truncated".into(), Value::Bool(o.truncated));
-    let stopped = if o.truncated {
-        json!(["results"])
-    } else {
-        json!([])
-    };
-    structured.insert("stopped_by".into(), stopped);
+    cut_fields(&mut structured, o.truncated.then_some(Limit::Results), None);
     Rendered {
         summary,
         structured,
@@ -405,7 +380,7 @@ pub(crate) fn find_references(request: &Request, o: FindReferencesOutput, root: 
         "files_scanned": o.files_scanned, "parsed_files": o.parsed_files, "text_files": o.text_files,
         "files_skipped": o.skipped_reasons.total(), "skipped_reasons": skipped_json(&o.skipped_reasons)
     }));
-    cut_fields(&mut structured, o.cut, "max_results", cursor.as_deref());
+    cut_fields(&mut structured, o.cut, cursor.as_deref());
     Rendered {
         summary,
         structured,

@@ -75,7 +75,7 @@ pub const MAX_ANSWER_CHARS_DEFAULT: u32 = 40_000;
 /// text a tool cut to its budget (the declared size hint includes them).
 pub const ANSWER_FRAME_CHARS: u32 = 2_000;
 
-/// The furthest a paging cursor of search_code or git_log reaches: the
+/// The furthest a paging cursor of search_code, find_symbol or git_log reaches: the
 /// items before a page are found again (and held) to find where the page
 /// starts, so past this many an answer asks for a narrower query instead of
 /// offering a cursor.

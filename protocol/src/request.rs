@@ -105,6 +105,10 @@ pub struct ListDirectoryArgs {
     pub path: String,
     /// Include names starting with `.`.
     pub include_hidden: bool,
+    /// Entries of the whole listing already given in earlier pages (from a
+    /// cursor).
+    #[serde(default)]
+    pub skip: u64,
 }
 
 /// Arguments of `search_code`.
@@ -190,6 +194,10 @@ pub struct FindSymbolArgs {
     pub kind: Option<SymbolKind>,
     /// Exact name match (else case-insensitive substring).
     pub exact: bool,
+    /// Definitions of the whole answer already given in earlier pages (from
+    /// a cursor; at most [`crate::limits::MAX_PAGED_ITEMS`]).
+    #[serde(default)]
+    pub skip: u64,
 }
 
 /// Arguments of `project_overview`.

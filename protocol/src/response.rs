@@ -121,8 +121,9 @@ pub struct ReadFileOutput {
     pub start_line: u64,
     /// Last line returned (0 for an empty file).
     pub end_line: u64,
-    /// Lines after `end_line` exist.
-    pub truncated: bool,
+    /// The limit that ended the answer before the asked range's end
+    /// (`Lines`: `max_read_lines`; `Bytes`: the answer budget), if one did.
+    pub cut: Option<Limit>,
     /// The selected lines joined by `\n`, without numbers or a final newline.
     pub text: String,
     /// What redacting the whole file replaced.
@@ -221,19 +222,29 @@ impl SkipReasons {
     }
 }
 
-/// A limit that stopped a tool's work before it was complete. An answer
+/// A limit that stopped a tool's work before it was complete: the one
+/// vocabulary every tool that can be cut reports (`stopped_by`). An answer
 /// that names one is a lower bound: the part of the workspace (or history)
 /// past the limit was not examined, so "no match" there means "not looked".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Limit {
-    /// The file cap of one walk (`max_search_files`).
+    /// The file cap of one walk (`max_search_files`, or a status walk's
+    /// entry cap): files past it were not examined.
     Files,
-    /// The cap on results of one answer (matches, definitions, commits).
+    /// A page or result cap: matches, definitions, references, found files,
+    /// commits of one answer.
     Results,
-    /// The byte cap of one answer.
+    /// A byte cap of one answer (`max_result_bytes`, the answer budget, the
+    /// git output cap).
     Bytes,
-    /// The entry cap (directory entries, commits walked).
+    /// The entry cap of a listing, a tree or a status.
     Entries,
+    /// The line cap of a read or a blame.
+    Lines,
+    /// A tree's depth: directories at it were not expanded.
+    Depth,
+    /// A history walk's commit cap.
+    Commits,
     /// The request's time budget.
     Time,
 }
@@ -247,9 +258,24 @@ impl Limit {
             Limit::Results => "results",
             Limit::Bytes => "bytes",
             Limit::Entries => "entries",
+            Limit::Lines => "lines",
+            Limit::Depth => "depth",
+            Limit::Commits => "commits",
             Limit::Time => "time",
         }
     }
+
+    /// Every limit, in the order of the vocabulary.
+    pub const ALL: [Limit; 8] = [
+        Limit::Files,
+        Limit::Results,
+        Limit::Bytes,
+        Limit::Entries,
+        Limit::Lines,
+        Limit::Depth,
+        Limit::Commits,
+        Limit::Time,
+    ];
 }
 
 /// One `search_code` match.
@@ -529,23 +555,6 @@ pub struct GitDiffOutput {
     pub redaction: RedactionCounts,
 }
 
-/// Why a walking answer stopped before its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Cut {
-    /// The page is full (`max_results`, `max_entries`): a cursor or a
-    /// larger limit continues it.
-    PageFull,
-    /// The walk reached the per-call file cap (`max_search_files`): only a
-    /// narrower `path` sees the rest.
-    FileCap,
-    /// The answer reached the byte cap (`max_result_bytes`).
-    ByteCap,
-    /// The time budget ran out.
-    TimeBudget,
-    /// Directories at the depth limit were not expanded.
-    Depth,
-}
-
 /// One file found by `find_files`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FoundFile {
@@ -565,7 +574,7 @@ pub struct FindFilesOutput {
     /// Matching files in the whole walk, this page and every other.
     pub total_matches: u64,
     /// Why the answer stops early, if it does.
-    pub cut: Option<Cut>,
+    pub cut: Option<Limit>,
     /// Entries the walk could not examine, by reason.
     #[serde(default)]
     pub skipped_reasons: SkipReasons,
@@ -600,7 +609,7 @@ pub struct DirectoryTreeOutput {
     /// The depth asked for.
     pub depth: u8,
     /// Why the tree is incomplete, if it is (the entry cap wins over depth).
-    pub cut: Option<Cut>,
+    pub cut: Option<Limit>,
     /// Entries refused by the denylist (counted, never named).
     pub hidden_by_denylist: u64,
     /// Symbolic links skipped.
@@ -681,37 +690,9 @@ pub struct FindReferencesOutput {
     #[serde(default)]
     pub skipped_reasons: SkipReasons,
     /// Why the answer stops early, if it does.
-    pub cut: Option<Cut>,
+    pub cut: Option<Limit>,
     /// What redacting the files with references replaced.
     pub redaction: RedactionCounts,
-}
-/// Which limit cut an answer short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Truncation {
-    /// The output byte cap ([`crate::limits::GIT_OUTPUT_BYTES`]).
-    OutputLimit,
-    /// The lines-per-answer cap (`max_read_lines`, or a tool's own line cap).
-    LineLimit,
-    /// The entry cap the caller asked for (or the server's).
-    EntryLimit,
-    /// The history walk's commit cap.
-    WalkLimit,
-    /// The request's time budget.
-    Deadline,
-}
-
-impl Truncation {
-    /// The name used on the MCP side.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Truncation::OutputLimit => "output_limit",
-            Truncation::LineLimit => "line_limit",
-            Truncation::EntryLimit => "entry_limit",
-            Truncation::WalkLimit => "walk_limit",
-            Truncation::Deadline => "deadline",
-        }
-    }
 }
 
 /// The commit `git_show` shows, as a whole.
@@ -777,7 +758,7 @@ pub struct GitShowOutput {
     /// The commit or the file.
     pub shown: Shown,
     /// Which limit cut the answer, if one did.
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<Limit>,
     /// What redacting the whole message and each whole side replaced.
     pub redaction: RedactionCounts,
 }
@@ -819,7 +800,7 @@ pub struct GitBlameOutput {
     pub commits_walked: u64,
     /// Which limit cut the answer (the line cap, or the walk's commit cap or
     /// time budget, which leave boundary groups), if one did.
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<Limit>,
     /// What redacting the whole blob and the commits' whole messages replaced.
     pub redaction: RedactionCounts,
 }
@@ -873,7 +854,7 @@ pub struct GitStatusOutput {
     /// counted, never named, never read.
     pub withheld_by_denylist: u64,
     /// Which limit cut the lists, if one did.
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<Limit>,
     /// The server's entry cap (`max_git_entries`): the most a caller may ask.
     pub entry_cap: u32,
 }

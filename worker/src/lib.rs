@@ -27,7 +27,7 @@
 //!     sandbox: SandboxRequest::ProcessOnly,
 //! };
 //! let ws = Workspace::open(&init).unwrap();
-//! let request = Request::ListDirectory(ListDirectoryArgs { path: ".".into(), include_hidden: false });
+//! let request = Request::ListDirectory(ListDirectoryArgs { path: ".".into(), include_hidden: false, skip: 0 });
 //! let response = moat_worker::tools::handle(&ws, &request, Duration::from_secs(15));
 //! ```
 #![deny(missing_docs)]

@@ -28,6 +28,7 @@ mod navigation; // find_files, directory_tree, file_outline, find_references: re
 mod operator_logs; // a mixed run read as an operator: request and JSON-RPC ids pair calls with answers, client names, integer microseconds, one line per refusal, a quiet shutdown
 mod output_schema; // results validate against their outputSchema; redaction on every result
 mod overview; // project_overview: languages, manifests, tests, version control, file cap
+mod paging; // search_code, find_symbol, list_directory, git_log: pages concatenate to the whole answer, one continuation line, cursors bound to their query and tool, garbled cursors refused
 mod progress; // notifications/progress for long walks that carry a progressToken, increasing, before the answer; none without one or for quick calls
 mod read_file; // whole files, ranges, numbering, empty files, line rule, binary
 mod redaction; // every rule over every tool and both halves, names, refusals, placeholders, settings.py

@@ -79,6 +79,19 @@ fn check(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
+/// A cut answer says so in the one vocabulary: `truncated` exactly when
+/// `stopped_by` names a limit, and never the members it replaced.
+fn assert_one_vocabulary(tool: &str, r: &Value) {
+    let s = &r["structuredContent"];
+    let stopped = s["stopped_by"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tool}: no stopped_by: {r}"));
+    assert_eq!(s["truncated"], !stopped.is_empty(), "{tool}: {r}");
+    for old in ["truncated_reason", "truncation_reason"] {
+        assert!(s.get(old).is_none(), "{tool}: {old}: {r}");
+    }
+}
+
 fn problems(schema: &Value, v: &Value) -> Vec<String> {
     let mut out = Vec::new();
     check(schema, v, "structuredContent", &mut out);
@@ -189,6 +202,7 @@ fn real_results_validate_against_their_output_schema() {
                 assert_eq!(schema["additionalProperties"], false, "{schema}");
                 let p = problems(schema, &r["structuredContent"]);
                 assert!(p.is_empty(), "{mode:?}/{era:?} {tool} {args}: {p:?}\n{r}");
+                assert_one_vocabulary(tool, &r);
             }
         }
     }
@@ -236,6 +250,40 @@ fn git_results_validate_against_their_output_schema() {
             let schema = &schemas[*tool];
             let p = problems(schema, &r["structuredContent"]);
             assert!(p.is_empty(), "{mode:?} {tool} {args}: {p:?}\n{r}");
+            assert_one_vocabulary(tool, &r);
+        }
+    }
+}
+
+/// Every tool declares `truncated` and `stopped_by` as always present, with
+/// the same names for every limit, and none of the members they replaced.
+#[test]
+fn every_tool_declares_one_vocabulary_for_cut_answers() {
+    let fx = fixture();
+    for era in Era::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), era);
+        let schemas = output_schemas(&mut m);
+        assert_eq!(schemas.len(), 14, "{schemas:?}");
+        for (tool, schema) in &schemas {
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            for member in ["truncated", "stopped_by"] {
+                assert!(required.contains(&member), "{era:?} {tool}: {schema}");
+            }
+            assert_eq!(
+                schema["properties"]["stopped_by"],
+                json!({"type": "array", "items": {"type": "string", "enum": [
+                    "files", "results", "bytes", "entries", "lines", "depth", "commits", "time"
+                ]}}),
+                "{tool}"
+            );
+            for old in ["truncated_reason", "truncation_reason"] {
+                assert!(schema["properties"].get(old).is_none(), "{tool}: {old}");
+            }
         }
     }
 }

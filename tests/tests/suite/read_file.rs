@@ -82,7 +82,10 @@ fn ranges_and_numbering() {
             " 9  l9\n10  l10",
             "width of the last number"
         );
-        assert_eq!(r["structuredContent"]["truncated"], true);
+        // The range asked for is answered whole: nothing cut it.
+        assert_eq!(r["structuredContent"]["truncated"], false);
+        assert_eq!(r["structuredContent"]["stopped_by"], json!([]));
+        assert!(r["structuredContent"].get("next_start_line").is_none());
         let r = read(
             &mut m,
             json!({"path": "twelve.txt", "start_line": 6, "end_line": 7}),
@@ -248,4 +251,54 @@ fn each_read_gets_a_fresh_fence_nonce() {
     let nonce = |t: &str| t.lines().next().unwrap().to_owned();
     assert!(nonce(&a).starts_with("<untrusted-file-content id="), "{a}");
     assert_ne!(nonce(&a), nonce(&b));
+}
+
+#[test]
+fn a_read_cut_by_a_limit_names_it_in_stopped_by_and_says_where_to_go_on() {
+    let fx = fixture();
+    let wide: String = (1..=20)
+        .map(|i| format!("{i:03} {}\n", "w".repeat(996)))
+        .collect();
+    fx.file("wide.txt", wide);
+    for mode in Mode::BOTH {
+        let o = Options::new(mode)
+            .env("MOAT_SANDBOX__MAX_READ_LINES", "10")
+            .env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        // The line limit.
+        let r = read(&mut m, json!({"path": "hundred.txt"}));
+        let s = &r["structuredContent"];
+        assert_eq!(s["truncated"], true, "{mode:?}: {r}");
+        assert_eq!(s["stopped_by"], json!(["lines"]), "{r}");
+        assert_eq!(
+            (s["end_line"].as_u64(), s["next_start_line"].as_u64()),
+            (Some(10), Some(11)),
+            "{r}"
+        );
+        assert!(
+            text(&r, 0).contains("More: read_file with start_line=11."),
+            "{r}"
+        );
+        // The answer budget.
+        let r = read(&mut m, json!({"path": "wide.txt", "end_line": 10}));
+        let s = &r["structuredContent"];
+        assert_eq!(s["truncated"], true, "{mode:?}: {r}");
+        assert_eq!(s["stopped_by"], json!(["bytes"]), "{r}");
+        let end = s["end_line"].as_u64().unwrap_or(0);
+        assert!(end > 0 && end < 10, "{r}");
+        assert_eq!(s["next_start_line"].as_u64(), Some(end + 1), "{r}");
+        // A range within both limits is complete, though the file goes on.
+        let r = read(
+            &mut m,
+            json!({"path": "hundred.txt", "start_line": 5, "end_line": 9}),
+        );
+        let s = &r["structuredContent"];
+        assert_eq!(
+            (s["truncated"].as_bool(), &s["stopped_by"]),
+            (Some(false), &json!([])),
+            "{r}"
+        );
+        assert!(s.get("next_start_line").is_none(), "{r}");
+        assert!(!text(&r, 0).contains("More:"), "{r}");
+    }
 }

@@ -81,7 +81,9 @@ mod treesitter;
 use std::fmt;
 use std::time::Instant;
 
-use moat_protocol::limits::{MAX_SEARCH_RESULTS_MAX, MAX_SYMBOL_CHARS, SIGNATURE_CHARS};
+use moat_protocol::limits::{
+    MAX_PAGED_ITEMS, MAX_SEARCH_RESULTS_MAX, MAX_SYMBOL_CHARS, SIGNATURE_CHARS,
+};
 use moat_protocol::request::SymbolKind;
 use moat_protocol::response::{Definition, SymbolMethod};
 use regex::{Regex, RegexBuilder};
@@ -231,13 +233,16 @@ impl CompiledQuery {
         })
     }
 
-    /// Keep at most `max` definitions per file (default and ceiling:
-    /// [`MAX_SEARCH_RESULTS_MAX`]); the first ones in source order are kept.
-    /// Pass the call's `max_search_results`: a file can never contribute more
-    /// than the whole call reports.
+    /// Keep at most `max` definitions per file (default:
+    /// [`MAX_SEARCH_RESULTS_MAX`]; ceiling: that plus the paging reach,
+    /// [`MAX_PAGED_ITEMS`], so a later page still sees every definition
+    /// before it); the first ones in source order are kept. Pass what the
+    /// whole call can report (its page, the pages before it, and one more):
+    /// a file can never contribute more.
     #[must_use]
     pub fn with_max_results(mut self, max: usize) -> CompiledQuery {
-        self.max_results = max.clamp(1, MAX_SEARCH_RESULTS_MAX as usize);
+        let ceiling = MAX_SEARCH_RESULTS_MAX as usize + MAX_PAGED_ITEMS as usize + 1;
+        self.max_results = max.clamp(1, ceiling);
         self
     }
 

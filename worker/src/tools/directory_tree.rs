@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 
 use moat_protocol::request::DirectoryTreeArgs;
-use moat_protocol::response::{Cut, DirectoryTreeOutput, EntryKind, ToolOutput, TreeEntry};
+use moat_protocol::response::{DirectoryTreeOutput, EntryKind, Limit, ToolOutput, TreeEntry};
 use moat_protocol::wire_error::WireError;
 
 use crate::deadline::Deadline;
@@ -93,13 +93,13 @@ pub fn run(
     let mut roots: Vec<usize> = Vec::new();
     // (directory, its node (None for the top), depth of its entries, listing)
     let mut queue: VecDeque<(ContainedPath, Option<usize>, u8)> = VecDeque::new();
-    let mut cut: Option<Cut> = None;
+    let mut cut: Option<Limit> = None;
     let mut depth_cut = false;
     let mut pending = Some(top_raw);
     queue.push_back((top.clone(), None, 1));
     while let Some((dir, parent, level)) = queue.pop_front() {
         if deadline.expired() {
-            cut = Some(Cut::TimeBudget);
+            cut = Some(Limit::Time);
             queue.push_front((dir, parent, level));
             break;
         }
@@ -115,7 +115,7 @@ pub fn run(
         };
         for (name, kind, size) in visible(ws, &dir, raw, args.include_hidden, &mut counts) {
             if nodes.len() >= cap {
-                cut = Some(Cut::PageFull);
+                cut = Some(Limit::Entries);
                 break;
             }
             let index = nodes.len();
@@ -164,7 +164,7 @@ pub fn run(
         }
     }
     if cut.is_none() && depth_cut {
-        cut = Some(Cut::Depth);
+        cut = Some(Limit::Depth);
     }
     let mut entries = Vec::with_capacity(nodes.len());
     let mut stack: Vec<usize> = roots.into_iter().rev().collect();

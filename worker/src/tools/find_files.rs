@@ -18,7 +18,7 @@
 use std::sync::Mutex;
 
 use moat_protocol::request::FindFilesArgs;
-use moat_protocol::response::{Cut, FindFilesOutput, FoundFile, SkipReasons, ToolOutput};
+use moat_protocol::response::{FindFilesOutput, FoundFile, Limit, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
@@ -98,9 +98,9 @@ pub fn run(
         }
         let cost = rel.len() + LINE_OVERHEAD;
         if listed.len() >= page {
-            cut = Some(Cut::PageFull);
+            cut = Some(Limit::Results);
         } else if !listed.is_empty() && bytes + cost > byte_cap {
-            cut = Some(Cut::ByteCap);
+            cut = Some(Limit::Bytes);
         } else {
             bytes += cost;
             listed.push(FoundFile {
@@ -112,9 +112,9 @@ pub fn run(
     // A walk that stopped early saw an arbitrary part of the tree: say so,
     // whatever the page did.
     if summary.timed_out {
-        cut = Some(Cut::TimeBudget);
+        cut = Some(Limit::Time);
     } else if summary.capped {
-        cut = Some(Cut::FileCap);
+        cut = Some(Limit::Files);
     }
     Ok(ToolOutput::FindFiles(FindFilesOutput {
         path: start.display().to_owned(),

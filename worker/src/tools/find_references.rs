@@ -29,7 +29,7 @@ use std::sync::Mutex;
 
 use moat_protocol::limits::{MAX_SYMBOL_CHARS, SEARCH_LINE_CHARS};
 use moat_protocol::request::FindReferencesArgs;
-use moat_protocol::response::{Cut, FindReferencesOutput, Reference, SkipReasons, ToolOutput};
+use moat_protocol::response::{FindReferencesOutput, Limit, Reference, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 use regex::Regex;
 
@@ -251,7 +251,7 @@ pub fn run(
                 continue;
             }
             if references.len() >= page {
-                cut = Some(Cut::PageFull);
+                cut = Some(Limit::Results);
                 break 'files;
             }
             let shown = usize::try_from(line - 1)
@@ -262,7 +262,7 @@ pub fn run(
             let shown: String = shown.chars().take(SEARCH_LINE_CHARS).collect();
             let cost = rel.len() + shown.len() + 32;
             if !references.is_empty() && bytes + cost > byte_cap {
-                cut = Some(Cut::ByteCap);
+                cut = Some(Limit::Bytes);
                 break 'files;
             }
             bytes += cost;
@@ -275,7 +275,7 @@ pub fn run(
         }
     }
     if cut.is_none() && args.skip.saturating_add(references.len() as u64) < a.total {
-        cut = Some(Cut::PageFull);
+        cut = Some(Limit::Results);
     }
     if a.timed_out || summary.timed_out {
         if references.is_empty() && a.total == 0 {
@@ -283,9 +283,9 @@ pub fn run(
                 budget_ms: deadline.budget_ms(),
             });
         }
-        cut = Some(Cut::TimeBudget);
+        cut = Some(Limit::Time);
     } else if summary.capped {
-        cut = Some(Cut::FileCap);
+        cut = Some(Limit::Files);
     }
     Ok(ToolOutput::FindReferences(FindReferencesOutput {
         path: start.display().to_owned(),

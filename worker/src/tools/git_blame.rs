@@ -33,7 +33,7 @@ use gix::revision::plumbing::Spec;
 use imara_diff::{Algorithm, Diff, InternedInput};
 use moat_protocol::limits::{BINARY_SNIFF_BYTES, MAX_BLAME_COMMITS, MAX_BLAME_LINES};
 use moat_protocol::request::GitBlameArgs;
-use moat_protocol::response::{BlameGroup, Commit, GitBlameOutput, ToolOutput, Truncation};
+use moat_protocol::response::{BlameGroup, Commit, GitBlameOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
 
 use crate::deadline::Deadline;
@@ -126,7 +126,7 @@ pub fn run(
         }));
     }
     let end = wanted_end.min(total).min(first + MAX_BLAME_LINES - 1);
-    let mut truncation = (end < wanted_end.min(total)).then_some(Truncation::LineLimit);
+    let mut truncation = (end < wanted_end.min(total)).then_some(Limit::Lines);
     // Most of the budget: the answer must be built and sent before the
     // broker's own deadline.
     let soft = Deadline::after(deadline.remaining().mul_f64(0.8));
@@ -244,7 +244,7 @@ fn walk(
     (start, blob): (ObjectId, ObjectId),
     span: Span,
     deadline: &Deadline,
-) -> Result<(Vec<Origin>, u64, Option<Truncation>), WireError> {
+) -> Result<(Vec<Origin>, u64, Option<Limit>), WireError> {
     let mut origins: Vec<Option<Origin>> = vec![None; span.len as usize];
     let base = span.orig;
     let assign = |origins: &mut Vec<Option<Origin>>, commit, s: &Span, boundary| {
@@ -272,11 +272,11 @@ fn walk(
     let mut stopped = None;
     while let Some((_, id)) = queue.pop() {
         if walked >= MAX_BLAME_COMMITS {
-            stopped = Some(Truncation::WalkLimit);
+            stopped = Some(Limit::Commits);
             break;
         }
         if deadline.expired() {
-            stopped = Some(Truncation::Deadline);
+            stopped = Some(Limit::Time);
             break;
         }
         crate::progress::file_seen();

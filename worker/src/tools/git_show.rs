@@ -20,7 +20,7 @@
 use moat_protocol::limits::BINARY_SNIFF_BYTES;
 use moat_protocol::request::GitShowArgs;
 use moat_protocol::response::{
-    Commit, GitShowOutput, Shown, ShownCommit, ShownFile, ToolOutput, Truncation,
+    Commit, GitShowOutput, Limit, Shown, ShownCommit, ShownFile, ToolOutput,
 };
 use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
 
@@ -91,7 +91,7 @@ fn show_commit(
     args: &GitShowArgs,
     report: &mut RedactionReport,
     deadline: &Deadline,
-) -> Result<(Shown, Option<Truncation>), WireError> {
+) -> Result<(Shown, Option<Limit>), WireError> {
     let context = args.context_lines.map_or(3, |n| u32::from(n.min(10)));
     let old: Entries = match info.parents.first() {
         Some(p) => repo.flatten(repo.commit(*p)?.tree, "", deadline)?,
@@ -115,7 +115,7 @@ fn show_commit(
     } else {
         format!("{}\n{}", d.stat, d.diff)
     };
-    let truncation = d.truncated.then_some(Truncation::OutputLimit);
+    let truncation = d.truncated.then_some(Limit::Bytes);
     Ok((
         Shown::Commit(ShownCommit {
             message,
@@ -139,7 +139,7 @@ fn show_file(
     path: &crate::fs::ContainedPath,
     args: &GitShowArgs,
     report: &mut RedactionReport,
-) -> Result<(Shown, Option<Truncation>), WireError> {
+) -> Result<(Shown, Option<Limit>), WireError> {
     if path.is_root() {
         return Err(WireError::NotAFile);
     }
@@ -211,6 +211,6 @@ fn show_file(
             end_line: end,
             text: selected.join("\n"),
         }),
-        cut.then_some(Truncation::LineLimit),
+        cut.then_some(Limit::Lines),
     ))
 }

@@ -38,7 +38,7 @@ use gix::ObjectId;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use moat_protocol::limits::{MAX_AHEAD_BEHIND_WALK, MAX_STATUS_WALK};
 use moat_protocol::request::GitStatusArgs;
-use moat_protocol::response::{GitStatusOutput, StatusEntry, ToolOutput, Truncation, Upstream};
+use moat_protocol::response::{GitStatusOutput, Limit, StatusEntry, ToolOutput, Upstream};
 use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
@@ -108,7 +108,7 @@ pub fn run(
     let mut take = |mut v: Vec<StatusEntry>| {
         if v.len() > room {
             v.truncate(room);
-            truncation.get_or_insert(Truncation::EntryLimit);
+            truncation.get_or_insert(Limit::Entries);
         }
         room -= v.len();
         v
@@ -178,12 +178,12 @@ fn unstaged(
     index: &Entries,
     denied: &mut BTreeSet<String>,
     deadline: &Deadline,
-    truncation: &mut Option<Truncation>,
+    truncation: &mut Option<Limit>,
 ) -> Result<Vec<StatusEntry>, WireError> {
     let mut out = Vec::new();
     for (path, e) in index {
         if deadline.expired() {
-            *truncation = Some(Truncation::Deadline);
+            *truncation = Some(Limit::Time);
             break;
         }
         if ws.denylist().check_path(path).is_some() {
@@ -288,7 +288,7 @@ impl Walk<'_> {
             .is_some_and(|p| p.starts_with(&prefix))
     }
 
-    fn run(&mut self, deadline: &Deadline) -> Result<Option<Truncation>, WireError> {
+    fn run(&mut self, deadline: &Deadline) -> Result<Option<Limit>, WireError> {
         let root = self.matcher("", &[".git/info/exclude".to_owned()]);
         if let Some(gi) = root {
             self.ignores.push((String::new(), gi));
@@ -296,7 +296,7 @@ impl Walk<'_> {
         self.dir("", deadline)
     }
 
-    fn dir(&mut self, dir: &str, deadline: &Deadline) -> Result<Option<Truncation>, WireError> {
+    fn dir(&mut self, dir: &str, deadline: &Deadline) -> Result<Option<Limit>, WireError> {
         let join = |name: &str| {
             if dir.is_empty() {
                 name.to_owned()
@@ -320,11 +320,11 @@ impl Walk<'_> {
         for e in entries {
             self.seen += 1;
             if self.seen > MAX_STATUS_WALK {
-                result = Some(Truncation::WalkLimit);
+                result = Some(Limit::Files);
                 break;
             }
             if deadline.expired() {
-                result = Some(Truncation::Deadline);
+                result = Some(Limit::Time);
                 break;
             }
             if e.name == ".git" {

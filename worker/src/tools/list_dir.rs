@@ -65,9 +65,11 @@ pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireE
     out.directories = dirs.len() as u64;
     out.files = files.len() as u64;
     dirs.extend(files);
+    // A later page lists the same sorted entries and skips those earlier
+    // pages showed.
     let cap = ws.limits().max_directory_entries as usize;
-    out.truncated = dirs.len() > cap;
-    dirs.truncate(cap);
-    out.entries = dirs;
+    let skip = usize::try_from(args.skip).unwrap_or(usize::MAX);
+    out.truncated = dirs.len().saturating_sub(skip) > cap;
+    out.entries = dirs.into_iter().skip(skip).take(cap).collect();
     Ok(ToolOutput::ListDirectory(out))
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use moat_protocol::request::ReadFileArgs;
-use moat_protocol::response::{ReadFileOutput, RedactionCounts, ToolOutput};
+use moat_protocol::response::{Limit, ReadFileOutput, RedactionCounts, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::deadline::Deadline;
@@ -76,7 +76,7 @@ pub fn run(
             total_lines: 0,
             start_line: 0,
             end_line: 0,
-            truncated: false,
+            cut: None,
             text: String::new(),
             redaction: RedactionCounts::default(),
         }));
@@ -97,13 +97,18 @@ pub fn run(
     let budget_end = start
         .saturating_add(u64::from(ws.limits().max_read_lines))
         .saturating_sub(1);
-    let end = fit_budget(
-        &raw_lines,
-        start,
-        requested_end.min(budget_end).min(total),
-        ws.limits().answer_bytes(),
-    );
-    let truncated = end < total;
+    let asked_end = requested_end.min(total);
+    let line_end = asked_end.min(budget_end);
+    let end = fit_budget(&raw_lines, start, line_end, ws.limits().answer_bytes());
+    // Which limit ended the answer before the asked range did, if one did
+    // (a range the caller ended early is complete).
+    let cut = if end < line_end {
+        Some(Limit::Bytes)
+    } else if line_end < asked_end {
+        Some(Limit::Lines)
+    } else {
+        None
+    };
     #[expect(
         clippy::cast_possible_truncation,
         reason = "end <= total, which counts a Vec"
@@ -136,7 +141,7 @@ pub fn run(
         total_lines: total,
         start_line: start,
         end_line: end,
-        truncated,
+        cut,
         text,
         redaction,
     }))

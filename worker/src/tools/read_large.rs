@@ -24,7 +24,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 
-use moat_protocol::response::{ReadFileOutput, ToolOutput};
+use moat_protocol::response::{Limit, ReadFileOutput, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::deadline::Deadline;
@@ -46,6 +46,8 @@ const CHUNK: usize = 64 * 1024;
 struct Plan {
     start: u64,
     end: u64,
+    /// The last line asked for (`u64::MAX`: to the end of the file).
+    asked_end: u64,
     /// The answer budget: the selected lines with their numbers.
     answer_bytes: usize,
     /// The longest single line an answer may be (`max_file_bytes`): the
@@ -145,6 +147,7 @@ pub fn run<R: Read>(
         end: requested_end
             .unwrap_or(u64::MAX)
             .min(start.saturating_add(u64::from(limits.max_read_lines)) - 1),
+        asked_end: requested_end.unwrap_or(u64::MAX),
         answer_bytes: limits
             .answer_bytes()
             .min(usize::try_from(limits.max_file_bytes).unwrap_or(usize::MAX)),
@@ -318,7 +321,16 @@ fn answer(
         total_lines: total,
         start_line: plan.start,
         end_line: end,
-        truncated: end < total,
+        // The answer budget cut the selection, or the line cap ended it
+        // before the asked range did (a range the caller ended early is
+        // complete).
+        cut: if window.cut_at.is_some() {
+            Some(Limit::Bytes)
+        } else if end < plan.asked_end.min(total) {
+            Some(Limit::Lines)
+        } else {
+            None
+        },
         text,
         redaction: sources::counts(&report),
     }))
@@ -404,7 +416,7 @@ mod tests {
                 let o = read(&ws, data.as_bytes(), step, start, None);
                 assert_eq!(o.total_lines, expected.len() as u64, "step {step}");
                 got.extend(o.text.split('\n').map(str::to_owned));
-                if !o.truncated {
+                if o.cut.is_none() {
                     break;
                 }
                 start = o.end_line + 1;

@@ -7,8 +7,9 @@
 //!   change kind under us. Each file is read once, whole, through a no-follow
 //!   open beneath the root.
 //! * Output is deterministic: matches sorted by path, then line, whatever the
-//!   order the threads finished in. Only the first `max_results` matches (in
-//!   that order) are kept in memory while searching.
+//!   order the threads finished in. Only the first `skip + max_results`
+//!   matches (in that order) are kept in memory while searching; a later
+//!   page (`skip` from a cursor) drops the first `skip` of them.
 //! * `file_glob` entries use globset syntax (`*` also crosses `/`, `**`,
 //!   `{a,b}`), matched against the relative path and against the base name.
 //! * The deadline is checked between files: past it the search stops and
@@ -33,7 +34,9 @@
 //! back-references), so the raw text matches there too and the first search
 //! cannot have skipped a file the second would answer for. Two files that
 //! differ only in what their placeholders hide give the same answer, and
-//! probing a hidden value with prefix patterns learns nothing.
+//! probing a hidden value with prefix patterns learns nothing. A page's
+//! `skip` counts kept matches in the same order, so paging is a function of
+//! the redacted text as well.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

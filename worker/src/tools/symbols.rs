@@ -65,15 +65,19 @@ pub fn run(
     let start = containment::resolve(ws, &args.path)?;
     let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
     let max = ws.limits().max_search_results as usize;
+    // A later page finds the definitions before it again (in the same
+    // order) and skips them.
+    let skip = usize::try_from(args.skip.min(moat_protocol::limits::MAX_PAGED_ITEMS)).unwrap_or(0);
+    let keep = max + skip;
     let query = CompiledQuery::new(&Query {
         name,
         exact: args.exact,
         kind: args.kind,
     })
     .map_err(|_| WireError::NotFound(Missing::EmptySymbol))?
-    // One more than are kept: a file holding more than `max` definitions
-    // then shows as more found than kept (truncated), not as exactly `max`.
-    .with_max_results(max + 1);
+    // One more than are kept: a file holding more than `keep` definitions
+    // then shows as more found than kept (truncated), not as exactly `keep`.
+    .with_max_results(keep + 1);
     let file_cap = ws.limits().max_file_bytes;
     let acc = Mutex::new(Acc::default());
     let visit = |rel: &str| -> bool {
@@ -131,9 +135,9 @@ pub fn run(
         }
         a.found += found.definitions.len() as u64;
         a.definitions.extend(found.definitions);
-        if a.definitions.len() > max.saturating_mul(4) {
+        if a.definitions.len() > keep.saturating_mul(4) {
             symbols::sort_definitions(&mut a.definitions);
-            a.definitions.truncate(max);
+            a.definitions.truncate(keep);
         }
         true
     };
@@ -167,7 +171,8 @@ pub fn run(
     a.skipped.add(&walk_skipped);
     symbols::sort_definitions(&mut a.definitions);
     let timed_out = a.timed_out || walk_timed_out;
-    a.definitions.truncate(max);
+    a.definitions.truncate(keep);
+    a.definitions.drain(..skip.min(a.definitions.len()));
     // The answer budget: each definition is one line of path, line, kind,
     // method and signature.
     let budget = ws.limits().answer_bytes();
@@ -184,7 +189,7 @@ pub fn run(
     a.definitions.truncate(fits.max(1));
     let stopped_by: Vec<Limit> = [
         (walk_capped, Limit::Files),
-        (a.found > max as u64, Limit::Results),
+        (a.found > keep as u64, Limit::Results),
         (bytes_cut, Limit::Bytes),
         (timed_out, Limit::Time),
     ]
