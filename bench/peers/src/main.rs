@@ -168,6 +168,14 @@ fn moat_env_alt(a: &Args) -> Vec<(String, String)> {
 fn servers(a: &Args, ws: &Path) -> Servers {
     let ws_s = ws.to_string_lossy().into_owned();
     let mut moat_env = base_env();
+    // The peers answer a 50 KB read whole; moat's default answer budget
+    // (40,000 characters) would cut it, so the budget is raised to compare
+    // the same work. `--moat-alt` builds keep their own settings: older ones
+    // do not know this variable and would refuse to start.
+    moat_env.push((
+        "MOAT_SANDBOX__MAX_ANSWER_CHARS".to_owned(),
+        "200000".to_owned(),
+    ));
     moat_env.extend(a.moat_env.iter().cloned());
     Servers {
         moat: Spec {
@@ -407,12 +415,25 @@ fn stdio_rounds(a: &Args, sv: &Servers, ws: &Path, report: &mut Report) -> Resul
                     peers[*i].name, sc.title
                 ));
             }
+            let wire = v.to_string().len();
             eprintln!(
                 "checked {:<18} {:<32} answer {:>7} bytes",
-                peers[*i].name,
-                sc.title,
-                v.to_string().len()
+                peers[*i].name, sc.title, wire
             );
+            if *i != NULL {
+                let structured = &v["result"]["structuredContent"];
+                report.sizes.push(report::Size {
+                    title: sc.title,
+                    server: peers[*i].name.to_string(),
+                    wire,
+                    text: text.len(),
+                    structured: if structured.is_null() {
+                        0
+                    } else {
+                        structured.to_string().len()
+                    },
+                });
+            }
         }
     }
 

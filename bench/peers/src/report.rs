@@ -47,6 +47,24 @@ pub struct Report {
     pub mem: Vec<Mem>,
     entries: Vec<Entry>,
     http: Vec<(String, Series, usize)>,
+    /// Answer sizes, one per server and scenario.
+    pub sizes: Vec<Size>,
+}
+
+/// The size of one server's answer to one scenario's request: what a client
+/// reads and what a model is shown.
+#[derive(Debug)]
+pub struct Size {
+    /// The scenario's title.
+    pub title: &'static str,
+    /// The server's name.
+    pub server: String,
+    /// The whole JSON-RPC answer as sent, bytes.
+    pub wire: usize,
+    /// The text content blocks, joined, bytes.
+    pub text: usize,
+    /// `structuredContent` as JSON, bytes (0 when the answer has none).
+    pub structured: usize,
 }
 
 fn ms(v: f64) -> String {
@@ -103,6 +121,7 @@ impl Report {
             mem: Vec::new(),
             entries: Vec::new(),
             http: Vec::new(),
+            sizes: Vec::new(),
         }
     }
 
@@ -201,7 +220,42 @@ impl Report {
                 errors
             );
         }
+        self.print_sizes();
         self.print_summary();
+    }
+
+    /// Bytes per answer for the same request, each beside the first
+    /// server's (moat's) figure as a ratio of the wire size.
+    fn print_sizes(&self) {
+        if self.sizes.is_empty() {
+            return;
+        }
+        println!("\n### Answer size (the same request to each server), bytes\n");
+        println!(
+            "| answer | server | JSON-RPC answer | text | structuredContent | moat ÷ server |"
+        );
+        println!("|---|---|---:|---:|---:|---:|");
+        for s in &self.sizes {
+            let moat = self
+                .sizes
+                .iter()
+                .find(|m| m.title == s.title && m.server == "moat")
+                .map_or(0, |m| m.wire);
+            let ratio = if s.wire == 0 {
+                "–".to_owned()
+            } else {
+                format!("{:.2}×", moat as f64 / s.wire as f64)
+            };
+            println!(
+                "| {} | {} | {} | {} | {} | {} |",
+                s.title,
+                s.server,
+                count(s.wire as f64),
+                count(s.text as f64),
+                count(s.structured as f64),
+                ratio
+            );
+        }
     }
 
     fn print_summary(&self) {
