@@ -136,6 +136,7 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
                 method: SymbolMethod::Parsed,
             }],
             unparseable_files: vec![name.to_owned()],
+            other_kinds: Vec::new(),
             files_scanned: 1,
             files_skipped: 0,
             skipped_reasons: Default::default(),

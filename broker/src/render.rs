@@ -556,6 +556,17 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 "narrow it with path, kind or exact=true",
                 &mut n,
             );
+            if !o.other_kinds.is_empty() {
+                let others: Vec<String> = o
+                    .other_kinds
+                    .iter()
+                    .map(|(k, c)| format!("{} ({c})", k.as_str()))
+                    .collect();
+                n.push(format!(
+                    "no {kind} has this name, but these kinds do: {}; call find_symbol again without kind, or with one of them",
+                    others.join(", ")
+                ));
+            }
             skipped_notes(&o.skipped_reasons, &mut n);
             notes(&mut summary, &n);
             let skip = match request {
@@ -596,6 +607,14 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                 "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
                 "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)
             }));
+            if !o.other_kinds.is_empty() {
+                let others: serde_json::Map<String, Value> = o
+                    .other_kinds
+                    .iter()
+                    .map(|(k, c)| (k.as_str().to_owned(), Value::from(*c)))
+                    .collect();
+                structured.insert("other_kinds".into(), Value::Object(others));
+            }
             if let Some(c) = next {
                 structured.insert("next_cursor".into(), Value::from(c));
             }

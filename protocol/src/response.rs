@@ -374,6 +374,10 @@ pub struct FindSymbolOutput {
     pub stopped_by: Vec<Limit>,
     /// What redacting the files with definitions replaced.
     pub redaction: RedactionCounts,
+    /// With a kind filter that found nothing in a complete search: the
+    /// definitions of the name under other kinds, by kind (empty otherwise),
+    /// so the answer can say the name exists as something else.
+    pub other_kinds: Vec<(SymbolKind, u64)>,
 }
 
 /// Per-language totals of `project_overview`.

@@ -122,6 +122,42 @@ fn the_kind_filter_applies() {
 }
 
 #[test]
+fn a_kind_filter_that_finds_nothing_names_the_kinds_the_name_has() {
+    let fx = Fixture::demo_project();
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let r = ok_result(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Engine", "kind": "function"}),
+        );
+        let fs = &r["structuredContent"];
+        assert_eq!(fs["definition_count"], 0, "{mode:?}: {fs}");
+        assert_eq!(fs["other_kinds"], json!({"class": 1}), "{mode:?}: {fs}");
+        let summary = text(&r, 0);
+        assert!(
+            summary.contains("no function has this name, but these kinds do: class (1)")
+                && summary.contains("without kind"),
+            "{mode:?}: {summary}"
+        );
+        // A name that exists under no kind gets no hint, and a filter that
+        // finds something carries no other kinds.
+        let none = ok(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "NoSuchNameAnywhere", "kind": "function"}),
+        );
+        assert!(none.get("other_kinds").is_none(), "{mode:?}: {none}");
+        let found = ok(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Engine", "kind": "class"}),
+        );
+        assert!(found.get("other_kinds").is_none(), "{mode:?}: {found}");
+    }
+}
+
+#[test]
 fn typescript_is_parsed() {
     let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);

@@ -7,7 +7,7 @@
 
 use std::sync::Mutex;
 
-use moat_protocol::request::FindSymbolArgs;
+use moat_protocol::request::{FindSymbolArgs, SymbolKind};
 use moat_protocol::response::{Definition, FindSymbolOutput, Limit, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{Missing, WireError};
 
@@ -198,6 +198,26 @@ pub fn run(
     .collect();
     let truncated = !stopped_by.is_empty();
     a.unparseable.sort();
+    // A kind filter that found nothing where the search was complete: look
+    // once more for the name under any kind, so the answer can say it exists
+    // as something else instead of only "0 definitions".
+    let mut other_kinds: Vec<(SymbolKind, u64)> = Vec::new();
+    if args.kind.is_some() && a.definitions.is_empty() && !truncated && skip == 0 {
+        let any = FindSymbolArgs {
+            kind: None,
+            ..args.clone()
+        };
+        if let Ok(ToolOutput::FindSymbol(o)) = run(ws, &any, deadline)
+            && !o.truncated
+        {
+            for d in &o.definitions {
+                match other_kinds.iter_mut().find(|(k, _)| *k == d.kind) {
+                    Some((_, n)) => *n += 1,
+                    None => other_kinds.push((d.kind, 1)),
+                }
+            }
+        }
+    }
     Ok(ToolOutput::FindSymbol(FindSymbolOutput {
         definitions: a.definitions,
         unparseable_files: a.unparseable,
@@ -208,5 +228,6 @@ pub fn run(
         timed_out,
         stopped_by,
         redaction: sources::counts(&a.report),
+        other_kinds,
     }))
 }
