@@ -87,7 +87,10 @@ pub fn dangerous_moat_bin() -> PathBuf {
 /// artifact after a hash of its package, features and dependencies, so a
 /// changed crate gets new files and never writes through a shared link; the
 /// uplifted binaries at the top of the profile directory are not linked.
-/// Best effort: when linking fails, cargo simply builds everything.
+/// The workspace's own crates are not linked: cargo rewrites a fingerprint
+/// file in place, so a shared one would mark this directory's older build of
+/// a changed crate as fresh. Best effort: when linking fails, cargo simply
+/// builds everything.
 fn seed_from(from: &Path, to: &Path) {
     if to.exists() || !from.is_dir() {
         return;
@@ -99,6 +102,20 @@ fn seed_from(from: &Path, to: &Path) {
         let src = from.join(sub);
         if src.is_dir() {
             let _ = Command::new("cp").arg("-al").arg(&src).arg(to).status();
+        }
+        let Ok(entries) = std::fs::read_dir(to.join(sub)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("moat-") || name.contains("moat_") || name.starts_with("all-") {
+                let path = entry.path();
+                let _ = if path.is_dir() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+            }
         }
     }
 }
