@@ -415,6 +415,8 @@ impl Tool {
             // Where to go on: only an answer that stopped early has it.
             Tool::ReadFile => &["next_start_line"],
             Tool::GitDiff => &["next_path"],
+            // Only a kind filter that found nothing has it.
+            Tool::FindSymbol => &["other_kinds"],
             _ => &[],
         }
     }
