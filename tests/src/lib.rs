@@ -82,15 +82,13 @@ pub fn dangerous_moat_bin() -> PathBuf {
 }
 
 /// Fills a fresh target profile directory with hard links to the compiled
-/// dependencies of `from`, so that building the same crates with one more
-/// feature recompiles only the crates the feature changes. Cargo names every
-/// artifact after a hash of its package, features and dependencies, so a
-/// changed crate gets new files and never writes through a shared link; the
-/// uplifted binaries at the top of the profile directory are not linked.
-/// The workspace's own crates are not linked: cargo rewrites a fingerprint
-/// file in place, so a shared one would mark this directory's older build of
-/// a changed crate as fresh. Best effort: when linking fails, cargo simply
-/// builds everything.
+/// third-party dependencies of `from`, so that building the same crates with
+/// one more feature recompiles only the workspace's own crates. Those are
+/// never linked: a workspace crate edited in place keeps its artifact hash,
+/// and cargo rewrites its fingerprint file through the link, which would mark
+/// this directory's older build of it as fresh. The uplifted binaries at the
+/// top of the profile directory are not linked either. Best effort: when
+/// linking fails, cargo simply builds everything.
 fn seed_from(from: &Path, to: &Path) {
     if to.exists() || !from.is_dir() {
         return;
