@@ -35,10 +35,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use moat_broker::content::Controls;
+use moat_broker::content::scan::Scanner;
 use moat_broker::redact::{RedactionReport, Redactor};
-use moat_broker::render::render;
-use moat_broker::scan::Scanner;
-use moat_broker::tools::Tool;
+use moat_broker::tool::Tool;
+use moat_broker::tool::render::render;
 use moat_protocol::request::{ReadFileArgs, Request};
 use moat_protocol::response::{ReadFileOutput, ToolOutput};
 

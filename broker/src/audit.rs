@@ -46,7 +46,7 @@ use serde_json::Value;
 
 use crate::config::ObservabilityConfig;
 use crate::content::Findings;
-use crate::fence::escape_for_prose;
+use crate::content::fence::escape_for_prose;
 use crate::logging::{self, LogRedactor};
 
 /// Longest path-like argument kept in an event, in characters.

@@ -13,7 +13,7 @@ use moat_protocol::wire_error::{
     Unsupported, WireError,
 };
 
-use crate::fence::escape_for_prose;
+use crate::content::fence::escape_for_prose;
 
 /// Why a tool call produced no output.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 //! regression tests of what they found) may call it.
 //!
 //! Everything else the targets exercise is public already
-//! ([`crate::mcp::jsonrpc`], [`crate::redact`], [`crate::fence`],
-//! [`crate::scan`], [`crate::content`]); this module adds what a target needs
+//! ([`crate::mcp::jsonrpc`], [`crate::redact`], [`crate::content::fence`],
+//! [`crate::content::scan`], [`crate::content`]); this module adds what a target needs
 //! to reach code that normally runs inside the runtime.
 
 use std::future::Future;

@@ -21,26 +21,19 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod app;
 pub mod audit;
-pub mod cli;
 pub mod config;
 pub mod content;
 pub mod cursor;
-pub mod doctor;
 pub mod error;
-pub mod fence;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod hardening;
-pub mod healthcheck;
 pub mod http;
 pub mod logging;
 pub mod mcp;
 pub mod metrics;
 pub use moat_worker::redact;
-pub mod render;
-mod render_nav;
-pub mod scan;
 pub mod stdio;
 pub mod supervisor;
-pub mod tools;
+pub mod tool;

@@ -61,7 +61,7 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::config::ObservabilityConfig;
-use crate::fence::escape_for_prose;
+use crate::content::fence::escape_for_prose;
 use crate::redact::{RedactionReport, Redactor, is_credential_field};
 
 /// What a credential-named field's value becomes.

@@ -37,7 +37,7 @@ use tokio::net::TcpListener;
 
 use crate::audit::Facts;
 use crate::http::auth;
-use crate::tools::Tool;
+use crate::tool::Tool;
 
 type Labels = Vec<(&'static str, &'static str)>;
 type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;

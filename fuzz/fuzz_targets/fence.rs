@@ -18,12 +18,12 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use moat_broker::content::Controls;
-use moat_broker::redact::{RedactionReport, Redactor};
-use moat_broker::render::{FenceText, Rendered};
-use moat_broker::scan::{
+use moat_broker::content::scan::{
     ELEVATED_RISK, FINDINGS_PER_SIGNAL, HIGH_RISK, Level, MAX_FINDINGS, Scanner,
 };
-use moat_broker::tools::Tool;
+use moat_broker::redact::{RedactionReport, Redactor};
+use moat_broker::tool::Tool;
+use moat_broker::tool::render::{FenceText, Rendered};
 use serde_json::{Map, Value};
 
 #[derive(Arbitrary, Debug)]

@@ -28,10 +28,10 @@ use serde_json::{Map, Value, json};
 use crate::config::Config;
 use crate::content::{Controls, Findings};
 use crate::error::{ToolFailure, describe};
-use crate::render::{self, render};
 use crate::supervisor::Executor;
 use crate::supervisor::admission::Admission;
-use crate::tools::Registry;
+use crate::tool::Registry;
+use crate::tool::render::{self, render};
 use jsonrpc::{Id, Message, RpcError, code};
 
 /// `tools/list` page size: larger than the whole tool list, so the first page
@@ -208,7 +208,7 @@ impl Server {
                     crate::redact::Redactor::warm_up();
                 }
                 if scan {
-                    crate::scan::Scanner::warm_up();
+                    crate::content::scan::Scanner::warm_up();
                 }
             });
         let controls = Controls::new(

@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Controls, Findings};
 use crate::error::{ToolFailure, describe};
-use crate::render::render;
-use crate::tools::Tool;
+use crate::tool::Tool;
+use crate::tool::render::render;
 
 fn controls() -> Controls {
     Controls::new(true, true)

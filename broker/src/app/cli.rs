@@ -3,7 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 a tool or protocol error from `call`, or a failed
 //! `doctor` or `healthcheck` check; 2 bad configuration or usage (never from
-//! `healthcheck`, see [`crate::healthcheck`]).
+//! `healthcheck`, see [`crate::app::healthcheck`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -121,7 +121,7 @@ impl From<TransportArg> for Transport {
 /// The whole program.
 #[must_use]
 pub fn main() -> ExitCode {
-    crate::hardening::apply();
+    crate::app::hardening::apply();
     let mut args = std::env::args_os();
     let _ = args.next();
     if args.next().as_deref() == Some(std::ffi::OsStr::new(WORKER_SUBCOMMAND)) {
@@ -151,16 +151,18 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { transport } => serve(&sources, transport.into()),
-        Command::Doctor { transport, json } => crate::doctor::run(&sources, transport.into(), json),
+        Command::Doctor { transport, json } => {
+            crate::app::doctor::run(&sources, transport.into(), json)
+        }
         Command::Completions { shell } => completions(shell),
         Command::Tools { json } => tools(json),
-        Command::Healthcheck { ready } => crate::healthcheck::run(&sources, ready),
+        Command::Healthcheck { ready } => crate::app::healthcheck::run(&sources, ready),
         Command::Call { tool, args, json } => call(&sources, &tool, &args, json),
     }
 }
 
 fn load(sources: &Sources, transport: Transport) -> Result<Config, ExitCode> {
-    config::load(sources, transport, crate::doctor::landlock_available()).map_err(|e| {
+    config::load(sources, transport, crate::app::doctor::landlock_available()).map_err(|e| {
         eprintln!("error: {}", startup_redactor(sources).text(&e.to_string()));
         ExitCode::from(EXIT_USAGE)
     })
@@ -344,7 +346,7 @@ fn completions(shell: clap_complete::Shell) -> ExitCode {
 }
 
 fn tools(as_json: bool) -> ExitCode {
-    let registry = match crate::tools::Registry::new() {
+    let registry = match crate::tool::Registry::new() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

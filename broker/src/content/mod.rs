@@ -19,18 +19,21 @@
 //! The injection assessment reads the fenced text after that pass, so a
 //! signal's excerpt never carries what a placeholder replaced.
 
+pub mod fence;
+pub mod scan;
+
 use std::borrow::Cow;
 
 use moat_protocol::response::RedactionCounts;
 use serde_json::{Map, Value, json};
 
 use crate::error::Refusal;
-use crate::fence::{Nonce, fence};
 use crate::redact::{RedactionReport, Redactor};
-use crate::render::{FenceText, Rendered, number_lines};
-use crate::scan::{Level, Scanner, warning_line};
-use crate::tools::Tool;
+use crate::tool::Tool;
+use crate::tool::render::{FenceText, Rendered, number_lines};
+use fence::{Nonce, fence};
 use moat_worker::sources::redact_source;
+use scan::{Level, Scanner, warning_line};
 
 /// What the controls found in one answer, as the logs, the audit trail and
 /// the metrics report it (so no one reads it back out of the result).
@@ -282,5 +285,4 @@ fn shift_lines(assessment: &mut Value, offset: u64) {
 }
 
 #[cfg(test)]
-#[path = "content_tests.rs"]
 mod tests;

@@ -53,16 +53,16 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         Err(e @ config::ConfigError::Workspace(_)) => {
             eprintln!(
                 "{}",
-                crate::cli::startup_redactor(sources).text(&e.to_string())
+                crate::app::cli::startup_redactor(sources).text(&e.to_string())
             );
-            return ExitCode::from(crate::cli::EXIT_FAILED_U8);
+            return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
         }
         Err(e) => {
-            let e = crate::cli::startup_redactor(sources)
+            let e = crate::app::cli::startup_redactor(sources)
                 .text(&e.to_string())
                 .into_owned();
             eprintln!("configuration refused: {e}");
-            return ExitCode::from(crate::cli::EXIT_FAILED_U8);
+            return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
         }
     };
     let mut out = Report::default();
@@ -81,7 +81,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         "workspace",
         config.sandbox.workspace.display().to_string(),
     );
-    let registry = crate::tools::Registry::new();
+    let registry = crate::tool::Registry::new();
     if let Ok(r) = &registry {
         let names: Vec<&str> = r
             .declarations()
@@ -203,7 +203,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
             "ready": !failed,
             "status": status,
         });
-        crate::cli::print_stdout(&format!(
+        crate::app::cli::print_stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         ));
@@ -216,10 +216,10 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
             }
         }
         text.push_str(&format!("\n{status}\n"));
-        crate::cli::print_stdout(&text);
+        crate::app::cli::print_stdout(&text);
     }
     if failed {
-        ExitCode::from(crate::cli::EXIT_FAILED_U8)
+        ExitCode::from(crate::app::cli::EXIT_FAILED_U8)
     } else {
         ExitCode::SUCCESS
     }
@@ -235,7 +235,7 @@ fn probe_worker(
     rt.block_on(async {
         let mut one = (**config).clone();
         one.sandbox.workers = 1;
-        let executor = crate::cli::executor(&one, false)?;
+        let executor = crate::app::cli::executor(&one, false)?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let result = loop {
             if let Some(r) = executor.sandbox_report() {

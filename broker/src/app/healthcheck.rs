@@ -40,29 +40,29 @@ pub fn run(sources: &Sources, ready: bool) -> ExitCode {
     let (host, port) = match config::http_address(sources) {
         Ok(a) => a,
         Err(e) => {
-            let e = crate::cli::startup_redactor(sources)
+            let e = crate::app::cli::startup_redactor(sources)
                 .text(&e.to_string())
                 .into_owned();
             eprintln!("healthcheck: configuration refused: {e}");
-            return ExitCode::from(crate::cli::EXIT_FAILED_U8);
+            return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
         }
     };
     if port == 0 {
         eprintln!("healthcheck: http.port is 0 (a port chosen at start-up): nothing to probe");
-        return ExitCode::from(crate::cli::EXIT_FAILED_U8);
+        return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
     }
     match probe(&host, port, path, TIMEOUT) {
         Ok((addr, 200)) => {
-            crate::cli::print_stdout(&format!("http://{addr}{path}: 200\n"));
+            crate::app::cli::print_stdout(&format!("http://{addr}{path}: 200\n"));
             ExitCode::SUCCESS
         }
         Ok((addr, status)) => {
             eprintln!("healthcheck: http://{addr}{path}: {status}");
-            ExitCode::from(crate::cli::EXIT_FAILED_U8)
+            ExitCode::from(crate::app::cli::EXIT_FAILED_U8)
         }
         Err(e) => {
             eprintln!("healthcheck: {host}:{port}{path}: {e}");
-            ExitCode::from(crate::cli::EXIT_FAILED_U8)
+            ExitCode::from(crate::app::cli::EXIT_FAILED_U8)
         }
     }
 }

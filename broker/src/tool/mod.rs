@@ -6,6 +6,9 @@
 //! (`redaction`, `content_assessment`, `exact` and `kind` included); the test
 //! suite validates real results against them.
 
+pub mod render;
+mod render_nav;
+
 use serde_json::{Map, Value, json};
 
 use moat_protocol::limits;

@@ -1,5 +1,5 @@
 //! Rendering of the navigation tools (`find_files`, `directory_tree`,
-//! `file_outline`, `find_references`), with the rules of [`crate::render`]:
+//! `file_outline`, `find_references`), with the rules of [`crate::tool::render`]:
 //! every workspace name goes through [`show_name`] in text and
 //! [`structured_name`] in `structuredContent`.
 //!
@@ -19,14 +19,14 @@ use moat_protocol::response::{
     Limit, RedactionCounts,
 };
 
+use crate::content::fence::{show_name, structured_name};
 use crate::cursor::{self, Cursor};
-use crate::fence::{show_name, structured_name};
 use crate::redact::drop_cut_tail;
-use crate::render::{
+use crate::tool::query_fingerprint;
+use crate::tool::render::{
     FenceText, Rendered, cursor_line, display, method_str, notes, obj, plural, skipped_json,
     skipped_notes, stopped_json,
 };
-use crate::tools::query_fingerprint;
 
 /// The cursor continuing `request` after `position` items, when `cut` is
 /// one a cursor can continue (a full page); a walk cut by the file cap or

@@ -19,7 +19,7 @@ use moat_protocol::response::{
     RedactionCounts, Shown, SkipReasons, SymbolMethod, ToolOutput,
 };
 
-use crate::fence::{escape_for_prose, show_name, structured_name};
+use crate::content::fence::{escape_for_prose, show_name, structured_name};
 use crate::redact::drop_cut_tail;
 
 /// How the broker's redaction pass reads the file-derived text, so that what
@@ -178,7 +178,7 @@ fn page_cursor(request: &Request, stopped_by: &[Limit], position: u64) -> Option
         .any(|l| matches!(l, Limit::Files | Limit::Time));
     (paged && !unstable && position < moat_protocol::limits::MAX_PAGED_ITEMS).then(|| {
         crate::cursor::encode(crate::cursor::Cursor {
-            query: crate::tools::query_fingerprint(request),
+            query: crate::tool::query_fingerprint(request),
             position,
         })
     })
@@ -299,10 +299,10 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
 
 fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
     match out {
-        ToolOutput::FindFiles(o) => crate::render_nav::find_files(request, o, root),
-        ToolOutput::DirectoryTree(o) => crate::render_nav::directory_tree(o, root),
-        ToolOutput::FileOutline(o) => crate::render_nav::file_outline(o),
-        ToolOutput::FindReferences(o) => crate::render_nav::find_references(request, o, root),
+        ToolOutput::FindFiles(o) => crate::tool::render_nav::find_files(request, o, root),
+        ToolOutput::DirectoryTree(o) => crate::tool::render_nav::directory_tree(o, root),
+        ToolOutput::FileOutline(o) => crate::tool::render_nav::file_outline(o),
+        ToolOutput::FindReferences(o) => crate::tool::render_nav::find_references(request, o, root),
         ToolOutput::ReadFile(o) => {
             let summary = if o.total_lines == 0 {
                 format!(
@@ -413,7 +413,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
             // position in the listing.
             let next = o.truncated.then(|| {
                 crate::cursor::encode(crate::cursor::Cursor {
-                    query: crate::tools::query_fingerprint(request),
+                    query: crate::tool::query_fingerprint(request),
                     position: skip.saturating_add(shown),
                 })
             });
