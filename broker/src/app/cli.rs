@@ -1,11 +1,6 @@
 //! The command line: `serve`, `doctor`, `tools`, `call`, `healthcheck`,
-//! `--version`.
-//!
-//! Exit codes: 0 success; 1 a tool or protocol error from `call`, or a failed
-//! `doctor` or `healthcheck` check; 2 bad configuration or usage (never from
-//! `healthcheck`, see [`crate::app::healthcheck`]).
+//! `--version` (exit codes: [`super::exit`]).
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,23 +8,12 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use moat_protocol::request::{SandboxRequest, WorkerInit};
-
+use super::executor::executor;
+use super::exit::{EXIT_FAILED, EXIT_USAGE};
+use super::output::{print_stdout, startup_redactor};
 use crate::config::{self, Config, SandboxMode, Sources, Transport};
 use crate::mcp::{Server, Session, TransportInfo, jsonrpc, meta};
-use crate::supervisor::Executor;
-#[cfg(unix)]
-use crate::supervisor::{Pool, PoolConfig};
-
-/// The hidden subcommand that turns the binary into a worker.
-pub const WORKER_SUBCOMMAND: &str = "__moat_worker";
-
-/// Exit code: bad configuration or usage.
-pub const EXIT_USAGE: u8 = 2;
-/// Exit code: a tool or protocol error, or a failed check.
-pub const EXIT_FAILED: u8 = 1;
-/// Same, for callers outside this module.
-pub const EXIT_FAILED_U8: u8 = EXIT_FAILED;
+use crate::supervisor::WORKER_SUBCOMMAND;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -121,7 +105,7 @@ impl From<TransportArg> for Transport {
 /// The whole program.
 #[must_use]
 pub fn main() -> ExitCode {
-    crate::app::hardening::apply();
+    super::hardening::apply();
     let mut args = std::env::args_os();
     let _ = args.next();
     if args.next().as_deref() == Some(std::ffi::OsStr::new(WORKER_SUBCOMMAND)) {
@@ -151,35 +135,19 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { transport } => serve(&sources, transport.into()),
-        Command::Doctor { transport, json } => {
-            crate::app::doctor::run(&sources, transport.into(), json)
-        }
+        Command::Doctor { transport, json } => super::doctor::run(&sources, transport.into(), json),
         Command::Completions { shell } => completions(shell),
         Command::Tools { json } => tools(json),
-        Command::Healthcheck { ready } => crate::app::healthcheck::run(&sources, ready),
+        Command::Healthcheck { ready } => super::healthcheck::run(&sources, ready),
         Command::Call { tool, args, json } => call(&sources, &tool, &args, json),
     }
 }
 
 fn load(sources: &Sources, transport: Transport) -> Result<Config, ExitCode> {
-    config::load(sources, transport, crate::app::doctor::landlock_available()).map_err(|e| {
+    config::load(sources, transport, super::doctor::landlock_available()).map_err(|e| {
         eprintln!("error: {}", startup_redactor(sources).text(&e.to_string()));
         ExitCode::from(EXIT_USAGE)
     })
-}
-
-/// The log redactor for messages printed before the configuration is loaded
-/// (a refused configuration may echo the value it refused): the usual rules,
-/// plus the bearer token from the environment, if one is set there.
-#[must_use]
-pub fn startup_redactor(sources: &Sources) -> crate::logging::LogRedactor {
-    let tokens: Vec<&str> = sources
-        .env
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("MOAT_HTTP__BEARER_TOKEN"))
-        .map(|(_, v)| v.as_str())
-        .collect();
-    crate::logging::LogRedactor::new(&tokens)
 }
 
 /// The async runtime for `transport`.
@@ -205,59 +173,6 @@ fn runtime(transport: Transport) -> std::io::Result<tokio::runtime::Runtime> {
         .thread_name("moat")
         .enable_all()
         .build()
-}
-
-/// The start-up frame for workers.
-#[must_use]
-pub fn worker_init(config: &Config) -> WorkerInit {
-    WorkerInit {
-        workspace: config.sandbox.workspace.to_string_lossy().into_owned(),
-        limits: config.sandbox.limits,
-        follow_symlinks: config.sandbox.follow_symlinks,
-        allow_hard_links: config.sandbox.allow_hard_links,
-        deny_extra: config.sandbox.deny_extra.clone(),
-        redact: config.security.redact_secrets,
-        // Workers run only in confined mode, and there confinement is not
-        // negotiable: on a kernel without Landlock the worker exits 76 and
-        // the broker reports it. The in-process fallback for such kernels is
-        // chosen (and refused in production) by the configuration, never by
-        // quietly starting unconfined workers here.
-        sandbox: SandboxRequest::Confined,
-    }
-}
-
-/// Build the executor for `config` (inside a runtime).
-pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, String> {
-    let init = worker_init(config);
-    match config.sandbox.mode {
-        SandboxMode::InProcess => {
-            let ws = moat_worker::workspace::Workspace::open(&init)
-                .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
-            Ok(Executor::InProcess(Arc::new(ws)))
-        }
-        #[cfg(not(unix))]
-        SandboxMode::Confined => {
-            let _ = inherit_stderr;
-            Err("confined workers need a Unix system; use sandbox.mode = in-process".into())
-        }
-        #[cfg(unix)]
-        SandboxMode::Confined => {
-            let program = if cfg!(target_os = "linux") {
-                PathBuf::from("/proc/self/exe")
-            } else {
-                std::env::current_exe().map_err(|e| e.to_string())?
-            };
-            let pool = Pool::start(PoolConfig {
-                program,
-                size: config.sandbox.workers,
-                init,
-                inherit_stderr,
-                queue_timeout: std::time::Duration::from_millis(config.sandbox.queue_timeout_ms),
-            })
-            .map_err(|e| format!("cannot start the worker pool: {e}"))?;
-            Ok(Executor::Pool(pool))
-        }
-    }
 }
 
 fn serve(sources: &Sources, transport: Transport) -> ExitCode {
@@ -318,16 +233,6 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
     });
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     ExitCode::from(u8::try_from(code).unwrap_or(EXIT_FAILED))
-}
-
-/// Print command output (never used by `serve`).
-pub fn print_stdout(text: &str) {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "CLI output of doctor/tools/call/completions, not `serve`"
-    )]
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
 }
 
 fn out(text: &str) {

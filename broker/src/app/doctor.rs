@@ -4,6 +4,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use super::executor::executor;
+use super::exit::EXIT_FAILED;
+use super::output::{print_stdout, startup_redactor};
 use crate::config::{self, SandboxMode, Sources, Transport};
 use crate::mcp::meta;
 use serde_json::{Value, json};
@@ -51,18 +54,13 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
     let config = match config::load(sources, transport, landlock_available()) {
         Ok(c) => Arc::new(c),
         Err(e @ config::ConfigError::Workspace(_)) => {
-            eprintln!(
-                "{}",
-                crate::app::cli::startup_redactor(sources).text(&e.to_string())
-            );
-            return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
+            eprintln!("{}", startup_redactor(sources).text(&e.to_string()));
+            return ExitCode::from(EXIT_FAILED);
         }
         Err(e) => {
-            let e = crate::app::cli::startup_redactor(sources)
-                .text(&e.to_string())
-                .into_owned();
+            let e = startup_redactor(sources).text(&e.to_string()).into_owned();
             eprintln!("configuration refused: {e}");
-            return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
+            return ExitCode::from(EXIT_FAILED);
         }
     };
     let mut out = Report::default();
@@ -203,7 +201,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
             "ready": !failed,
             "status": status,
         });
-        crate::app::cli::print_stdout(&format!(
+        print_stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         ));
@@ -216,10 +214,10 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
             }
         }
         text.push_str(&format!("\n{status}\n"));
-        crate::app::cli::print_stdout(&text);
+        print_stdout(&text);
     }
     if failed {
-        ExitCode::from(crate::app::cli::EXIT_FAILED_U8)
+        ExitCode::from(EXIT_FAILED)
     } else {
         ExitCode::SUCCESS
     }
@@ -235,7 +233,7 @@ fn probe_worker(
     rt.block_on(async {
         let mut one = (**config).clone();
         one.sandbox.workers = 1;
-        let executor = crate::app::cli::executor(&one, false)?;
+        let executor = executor(&one, false)?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let result = loop {
             if let Some(r) = executor.sandbox_report() {

@@ -22,6 +22,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, ToSocketAddrs}
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use super::exit::EXIT_FAILED;
+use super::output::{print_stdout, startup_redactor};
 use crate::config::{self, Sources};
 
 /// The budget of one check, from the first connect to the status line.
@@ -40,29 +42,27 @@ pub fn run(sources: &Sources, ready: bool) -> ExitCode {
     let (host, port) = match config::http_address(sources) {
         Ok(a) => a,
         Err(e) => {
-            let e = crate::app::cli::startup_redactor(sources)
-                .text(&e.to_string())
-                .into_owned();
+            let e = startup_redactor(sources).text(&e.to_string()).into_owned();
             eprintln!("healthcheck: configuration refused: {e}");
-            return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
+            return ExitCode::from(EXIT_FAILED);
         }
     };
     if port == 0 {
         eprintln!("healthcheck: http.port is 0 (a port chosen at start-up): nothing to probe");
-        return ExitCode::from(crate::app::cli::EXIT_FAILED_U8);
+        return ExitCode::from(EXIT_FAILED);
     }
     match probe(&host, port, path, TIMEOUT) {
         Ok((addr, 200)) => {
-            crate::app::cli::print_stdout(&format!("http://{addr}{path}: 200\n"));
+            print_stdout(&format!("http://{addr}{path}: 200\n"));
             ExitCode::SUCCESS
         }
         Ok((addr, status)) => {
             eprintln!("healthcheck: http://{addr}{path}: {status}");
-            ExitCode::from(crate::app::cli::EXIT_FAILED_U8)
+            ExitCode::from(EXIT_FAILED)
         }
         Err(e) => {
             eprintln!("healthcheck: {host}:{port}{path}: {e}");
-            ExitCode::from(crate::app::cli::EXIT_FAILED_U8)
+            ExitCode::from(EXIT_FAILED)
         }
     }
 }

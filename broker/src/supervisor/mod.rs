@@ -36,6 +36,11 @@ use moat_worker::workspace::Workspace;
 
 use crate::error::ToolFailure;
 
+/// The hidden subcommand that turns the broker's own binary into a worker:
+/// the pool starts workers with it, and the program's entry point obeys it
+/// before anything else.
+pub const WORKER_SUBCOMMAND: &str = "__moat_worker";
+
 /// What a tool call produced.
 pub type Outcome = Result<Result<ToolOutput, WireError>, ToolFailure>;
 

@@ -676,7 +676,7 @@ fn start_worker(
     String,
 > {
     use moat_worker::sandbox::spawn::{SpawnSpec, spawn_worker};
-    let args = [OsStr::new(crate::app::cli::WORKER_SUBCOMMAND)];
+    let args = [OsStr::new(super::WORKER_SUBCOMMAND)];
     // Built, not inherited. HOME points nowhere so nothing falls back to the
     // password database (glibc would try the nscd socket: SIGSYS).
     let env = [

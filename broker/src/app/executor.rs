@@ -1,0 +1,66 @@
+//! Where tool requests run: the worker start-up frame and the executor a
+//! configuration asks for (a pool of confined workers, or in-process).
+
+#[cfg(unix)]
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use moat_protocol::request::{SandboxRequest, WorkerInit};
+
+use crate::config::{Config, SandboxMode};
+use crate::supervisor::Executor;
+#[cfg(unix)]
+use crate::supervisor::{Pool, PoolConfig};
+
+/// The start-up frame for workers.
+#[must_use]
+pub fn worker_init(config: &Config) -> WorkerInit {
+    WorkerInit {
+        workspace: config.sandbox.workspace.to_string_lossy().into_owned(),
+        limits: config.sandbox.limits,
+        follow_symlinks: config.sandbox.follow_symlinks,
+        allow_hard_links: config.sandbox.allow_hard_links,
+        deny_extra: config.sandbox.deny_extra.clone(),
+        redact: config.security.redact_secrets,
+        // Workers run only in confined mode, and there confinement is not
+        // negotiable: on a kernel without Landlock the worker exits 76 and
+        // the broker reports it. The in-process fallback for such kernels is
+        // chosen (and refused in production) by the configuration, never by
+        // quietly starting unconfined workers here.
+        sandbox: SandboxRequest::Confined,
+    }
+}
+
+/// Build the executor for `config` (inside a runtime).
+pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, String> {
+    let init = worker_init(config);
+    match config.sandbox.mode {
+        SandboxMode::InProcess => {
+            let ws = moat_worker::workspace::Workspace::open(&init)
+                .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
+            Ok(Executor::InProcess(Arc::new(ws)))
+        }
+        #[cfg(not(unix))]
+        SandboxMode::Confined => {
+            let _ = inherit_stderr;
+            Err("confined workers need a Unix system; use sandbox.mode = in-process".into())
+        }
+        #[cfg(unix)]
+        SandboxMode::Confined => {
+            let program = if cfg!(target_os = "linux") {
+                PathBuf::from("/proc/self/exe")
+            } else {
+                std::env::current_exe().map_err(|e| e.to_string())?
+            };
+            let pool = Pool::start(PoolConfig {
+                program,
+                size: config.sandbox.workers,
+                init,
+                inherit_stderr,
+                queue_timeout: std::time::Duration::from_millis(config.sandbox.queue_timeout_ms),
+            })
+            .map_err(|e| format!("cannot start the worker pool: {e}"))?;
+            Ok(Executor::Pool(pool))
+        }
+    }
+}
