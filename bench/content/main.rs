@@ -38,7 +38,7 @@ use moat_broker::content::Controls;
 use moat_broker::content::scan::Scanner;
 use moat_broker::redact::{RedactionReport, Redactor};
 use moat_broker::tool::Tool;
-use moat_broker::tool::render::render;
+use moat_broker::tool::render;
 use moat_protocol::request::{ReadFileArgs, Request};
 use moat_protocol::response::{ReadFileOutput, ToolOutput};
 

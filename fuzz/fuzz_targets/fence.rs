@@ -23,7 +23,7 @@ use moat_broker::content::scan::{
 };
 use moat_broker::redact::{RedactionReport, Redactor};
 use moat_broker::tool::Tool;
-use moat_broker::tool::render::{FenceText, Rendered};
+use moat_broker::tool::{FenceText, Rendered};
 use serde_json::{Map, Value};
 
 #[derive(Arbitrary, Debug)]

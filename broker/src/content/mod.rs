@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 use crate::error::Refusal;
 use crate::redact::{RedactionReport, Redactor};
 use crate::tool::Tool;
-use crate::tool::render::{FenceText, Rendered, number_lines};
+use crate::tool::{FenceText, Rendered, number_lines};
 use fence::{Nonce, fence};
 use moat_worker::sources::redact_source;
 use scan::{Level, Scanner, warning_line};

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::{Controls, Findings};
 use crate::error::{ToolFailure, describe};
 use crate::tool::Tool;
-use crate::tool::render::render;
+use crate::tool::render;
 
 fn controls() -> Controls {
     Controls::new(true, true)

@@ -31,7 +31,7 @@ use crate::error::{ToolFailure, describe};
 use crate::supervisor::Executor;
 use crate::supervisor::admission::Admission;
 use crate::tool::Registry;
-use crate::tool::render::{self, render};
+use crate::tool::{self, render};
 use jsonrpc::{Id, Message, RpcError, code};
 
 /// `tools/list` page size: larger than the whole tool list, so the first page
@@ -742,7 +742,7 @@ impl Server {
                 // so that the transports keep answering control messages
                 // meanwhile. A small answer is rendered here: handing it to
                 // a thread and back costs more than the work itself.
-                let rendered = if render::work_estimate(&out) <= INLINE_WORK_BYTES {
+                let rendered = if tool::work_estimate(&out) <= INLINE_WORK_BYTES {
                     Ok(finish(
                         self.controls
                             .success(tool, render(&request, out, &self.root_name)),

@@ -1,0 +1,201 @@
+//! `git_status`: its declaration, its request and its rendering.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use moat_protocol::limits;
+use moat_protocol::request::{GitStatusArgs, Request};
+use moat_protocol::response::{GitStatusOutput, Limit, RedactionCounts};
+
+use super::render::{FenceText, Rendered, continue_with, obj, plural, stopped_json};
+use super::schema::Scalars;
+use super::{Args, ITEM, Spec};
+use crate::content::fence::{show_name, structured_name};
+
+pub(super) const SPEC: Spec = Spec {
+    name: "git_status",
+    title: "Read the working tree's status",
+    description: "Read the repository's status: the branch (or the detached HEAD commit), the upstream's \
+                 ahead/behind counts from local refs (nothing is fetched), and the changed paths with a status \
+                 letter: staged (index against HEAD: A added, M modified, D deleted, T type changed), not staged \
+                 (work tree against the index; X: not compared because this server does not read it, such as \
+                 a hard link or special file) and untracked (?; .gitignore respected; an untracked directory \
+                 is one dir/ entry). Cost: every tracked file is read and hashed, so it is slower on very \
+                 large trees. At most max_entries paths are listed (counts are always complete); when a \
+                 limit cuts the answer, structuredContent has truncated and stopped_by and the text \
+                 ends with the call that continues it. Paths on the denylist are counted, never named. Then \
+                 use git_diff to read a change. Needs a git repository at the workspace root.",
+    fence_label: None,
+    optional_outputs: &["ahead", "behind"],
+    input,
+    output,
+    to_request,
+};
+
+fn input() -> (Value, Vec<&'static str>) {
+    (
+        json!({
+            "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_GIT_ENTRIES_MAX, "description": "Most paths to list, staged, not staged and untracked together (capped by the server). Default 200."},
+            "untracked": {"type": "boolean", "description": "List untracked paths. Default true."}
+        }),
+        vec![],
+    )
+}
+
+fn output() -> Value {
+    let Scalars {
+        int,
+        boolean,
+        string,
+        ..
+    } = Scalars::new();
+
+    let entries = json!({"type": "array", "items": {
+        "type": "object", "additionalProperties": false, "required": ["path", "status"],
+        "properties": {"path": string, "status": {"type": "string", "enum": ["A", "M", "D", "T", "X", "?"]}}
+    }});
+    json!({
+        "branch": string, "detached": boolean, "head": string, "upstream": string,
+        "ahead": int, "behind": int,
+        "staged": entries, "unstaged": entries, "untracked": entries,
+        "staged_count": int, "unstaged_count": int, "untracked_count": int,
+        "withheld_by_denylist": int, "truncated": boolean,
+    })
+}
+
+fn to_request(a: &Args<'_>, caps: &limits::Limits) -> Request {
+    Request::GitStatus(GitStatusArgs {
+        max_entries: a.capped("max_entries", 200, caps.max_git_entries),
+        untracked: a.bool("untracked", true),
+    })
+}
+
+/// About how many bytes of text rendering `o` reads.
+pub(super) fn work(o: &GitStatusOutput) -> usize {
+    ITEM * (o.staged.len() + o.unstaged.len() + o.untracked.len())
+}
+
+pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
+    let mut summary = match (&o.branch, &o.head) {
+        (Some(b), None) => format!("On branch {}, no commits yet.", show_name(b)),
+        (Some(b), Some(_)) => format!("On branch {}.", show_name(b)),
+        (None, Some(h)) => format!(
+            "HEAD detached at {}.",
+            h.chars().take(12).collect::<String>()
+        ),
+        (None, None) => "HEAD names no commit.".to_owned(),
+    };
+    if let Some(u) = &o.upstream {
+        match (u.ahead, u.behind) {
+            (Some(a), Some(b)) => {
+                let _ = write!(
+                    summary,
+                    " Upstream {}: ahead {a}, behind {b}.",
+                    show_name(&u.name)
+                );
+            }
+            _ => {
+                let _ = write!(
+                    summary,
+                    " Upstream {}: ahead and behind not counted (no local ref, or history too long).",
+                    show_name(&u.name)
+                );
+            }
+        }
+    }
+    let section = |summary: &mut String,
+                   title: &str,
+                   list: &[moat_protocol::response::StatusEntry],
+                   total: u64| {
+        if total == 0 {
+            return;
+        }
+        let _ = write!(summary, "\n{title} ({total}):");
+        for e in list {
+            let _ = write!(summary, "\n  {}  {}", e.status, show_name(&e.path));
+        }
+        if (list.len() as u64) < total {
+            let _ = write!(summary, "\n  … {} more", total - list.len() as u64);
+        }
+    };
+    section(&mut summary, "Staged", &o.staged, o.staged_count);
+    section(&mut summary, "Not staged", &o.unstaged, o.unstaged_count);
+    section(&mut summary, "Untracked", &o.untracked, o.untracked_count);
+    if o.staged_count + o.unstaged_count + o.untracked_count == 0 && o.truncation.is_none() {
+        summary.push_str("\nNothing to commit, working tree clean.");
+    }
+    if o.withheld_by_denylist > 0 {
+        let _ = write!(
+            summary,
+            "\n{} withheld: the denylist covers {}.",
+            plural(o.withheld_by_denylist, "path", "paths"),
+            if o.withheld_by_denylist == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        );
+    }
+    let asked = match request {
+        Request::GitStatus(a) => a.max_entries,
+        _ => 0,
+    };
+    match o.truncation {
+        Some(Limit::Entries) => {
+            let total = o.staged_count + o.unstaged_count + o.untracked_count;
+            let _ = write!(
+                summary,
+                "\nListed {asked} of {total} paths (the entry limit)."
+            );
+            let cap = u64::from(o.entry_cap);
+            let next = if u64::from(asked) < total.min(cap) {
+                continue_with("git_status", &json!({"max_entries": total.min(cap)}))
+            } else {
+                continue_with("git_diff", &json!({"stat_only": true}))
+            };
+            let _ = write!(summary, "\n{next}");
+        }
+        Some(t @ (Limit::Files | Limit::Time)) => {
+            let _ = write!(
+                summary,
+                "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{}",
+                if t == Limit::Files {
+                    "the work-tree walk's entry limit"
+                } else {
+                    "the time budget"
+                },
+                continue_with("git_status", &json!({"untracked": false}))
+            );
+        }
+        _ => {}
+    }
+    let list = |v: &[moat_protocol::response::StatusEntry]| -> Vec<Value> {
+        v.iter()
+            .map(|e| json!({"path": structured_name(&e.path), "status": e.status.to_string()}))
+            .collect()
+    };
+    let mut structured = obj(json!({
+        "branch": o.branch.clone().unwrap_or_default(), "detached": o.branch.is_none(),
+        "head": o.head.clone().unwrap_or_default(),
+        "upstream": o.upstream.as_ref().map_or(String::new(), |u| u.name.clone()),
+        "staged": list(&o.staged), "unstaged": list(&o.unstaged), "untracked": list(&o.untracked),
+        "staged_count": o.staged_count, "unstaged_count": o.unstaged_count,
+        "untracked_count": o.untracked_count, "withheld_by_denylist": o.withheld_by_denylist,
+        "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
+    }));
+    if let Some(u) = &o.upstream
+        && let (Some(a), Some(b)) = (u.ahead, u.behind)
+    {
+        structured.insert("ahead".into(), json!(a));
+        structured.insert("behind".into(), json!(b));
+    }
+    Rendered {
+        summary,
+        structured,
+        untrusted: None,
+        fence_text: FenceText::Whole,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
+    }
+}

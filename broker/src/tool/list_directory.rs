@@ -1,0 +1,193 @@
+//! `list_directory`: its declaration, its request and its rendering.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
+
+use moat_protocol::limits;
+use moat_protocol::request::{ListDirectoryArgs, Request};
+use moat_protocol::response::{DirEntry, EntryKind, Limit, ListDirectoryOutput, RedactionCounts};
+
+use super::render::{FenceText, Rendered, cursor_line, notes, obj, plural, stopped_json};
+use super::schema::{Scalars, cursor_schema, path_schema};
+use super::{Args, ITEM, Spec};
+use crate::content::fence::{show_name, structured_name};
+
+pub(super) const SPEC: Spec = Spec {
+    name: "list_directory",
+    title: "List a directory",
+    description: "List the immediate contents of a workspace directory: directories first, then files with \
+                 their sizes. Symbolic links are reported as skipped, not followed; entries on the denylist \
+                 (credentials, keys) are counted, never named. Paged: when the answer ends with a 'more:' \
+                 line, call again with the same arguments and the cursor it gives.",
+    fence_label: None,
+    optional_outputs: &[],
+    input,
+    output,
+    to_request,
+};
+
+fn input() -> (Value, Vec<&'static str>) {
+    (
+        json!({
+            "path": path_schema("Directory, relative to the workspace root. Default: the root."),
+            "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."},
+            "cursor": cursor_schema()
+        }),
+        vec![],
+    )
+}
+
+fn output() -> Value {
+    let Scalars {
+        int,
+        boolean,
+        string,
+        ..
+    } = Scalars::new();
+    json!({
+        "path": string,
+        "entries": {"type": "array", "items": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["name", "type"],
+            "properties": {
+                "name": string,
+                "type": {"type": "string", "enum": ["directory", "file"]},
+                "size_bytes": int, "walked_by_search": boolean
+            }
+        }},
+        "directories": int, "files": int, "hidden_by_denylist": int,
+        "symlinks_skipped": int, "special_skipped": int, "truncated": boolean,
+        "next_cursor": string
+    })
+}
+
+fn to_request(a: &Args<'_>, _caps: &limits::Limits) -> Request {
+    Request::ListDirectory(ListDirectoryArgs {
+        path: a.path(),
+        include_hidden: a.bool("include_hidden", false),
+        skip: 0,
+    })
+}
+
+/// About how many bytes of text rendering `o` reads.
+pub(super) fn work(o: &ListDirectoryOutput) -> usize {
+    ITEM * o.entries.len()
+}
+
+pub(super) fn render(request: &Request, o: ListDirectoryOutput) -> Rendered {
+    let shown = if o.path == "." {
+        ".".to_owned()
+    } else {
+        show_name(&o.path).into_owned()
+    };
+    let mut summary = format!(
+        "{shown}/: {}",
+        plural(o.entries.len() as u64, "entry", "entries")
+    );
+    let mut n = Vec::new();
+    if o.hidden_by_denylist > 0 {
+        n.push(format!(
+            "{} hidden by the denylist",
+            plural(o.hidden_by_denylist, "entry", "entries")
+        ));
+    }
+    if o.symlinks_skipped > 0 {
+        n.push(format!(
+            "{} not followed",
+            plural(o.symlinks_skipped, "symbolic link", "symbolic links")
+        ));
+    }
+    if o.special_skipped > 0 {
+        n.push(format!(
+            "{} (pipe, socket or device) skipped",
+            plural(o.special_skipped, "special file", "special files")
+        ));
+    }
+    let skip = match request {
+        Request::ListDirectory(a) => a.skip,
+        _ => 0,
+    };
+    let shown = o.entries.len() as u64;
+    let range = format!(
+        "showing {}-{} of {}",
+        skip.saturating_add(1),
+        skip.saturating_add(shown),
+        o.directories + o.files
+    );
+    if o.truncated {
+        n.push(format!("listing truncated at {shown} entries ({range})"));
+    } else if skip > 0 {
+        n.push(if shown == 0 {
+            format!("none after the first {skip}")
+        } else {
+            range
+        });
+    }
+    notes(&mut summary, &n);
+    for e in &o.entries {
+        let name = show_name(&e.name);
+        match e.kind {
+            EntryKind::Directory => {
+                let _ = write!(summary, "\ndir   {name}");
+            }
+            EntryKind::File => {
+                let _ = write!(summary, "\nfile  {name}  ({} bytes)", e.size_bytes);
+            }
+        }
+    }
+    // The entries are sorted, so a count of those shown is a stable
+    // position in the listing.
+    let next = o.truncated.then(|| {
+        crate::cursor::encode(crate::cursor::Cursor {
+            query: crate::tool::query_fingerprint(request),
+            position: skip.saturating_add(shown),
+        })
+    });
+    if let Some(c) = &next {
+        summary.push('\n');
+        summary.push_str(&cursor_line("list_directory", c));
+    }
+    let entries: Vec<Value> = o.entries.into_iter().map(entry_json).collect();
+    let mut structured = obj(json!({
+        "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
+        "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
+        "special_skipped": o.special_skipped, "truncated": o.truncated,
+        "stopped_by": stopped_json(if o.truncated { &[Limit::Entries] } else { &[] })
+    }));
+    if let Some(c) = next {
+        structured.insert("next_cursor".into(), Value::from(c));
+    }
+    Rendered {
+        summary,
+        structured,
+        untrusted: None,
+        fence_text: FenceText::Whole,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
+    }
+}
+
+/// One listed entry, without what every entry would repeat: its path is the
+/// listing's `path` joined with its name, only files have a size, and
+/// `walked_by_search` appears only on the directories searches skip.
+fn entry_json(e: DirEntry) -> Value {
+    let mut m = Map::new();
+    m.insert(
+        "name".into(),
+        Value::from(structured_name(&e.name).into_owned()),
+    );
+    let kind = match e.kind {
+        EntryKind::Directory => "directory",
+        EntryKind::File => "file",
+    };
+    m.insert("type".into(), Value::from(kind));
+    if e.kind == EntryKind::File {
+        m.insert("size_bytes".into(), Value::from(e.size_bytes));
+    }
+    if e.walked_by_search == Some(false) {
+        m.insert("walked_by_search".into(), Value::Bool(false));
+    }
+    Value::Object(m)
+}

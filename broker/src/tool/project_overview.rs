@@ -1,0 +1,186 @@
+//! `project_overview`: its declaration, its request and its rendering.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use moat_protocol::limits;
+use moat_protocol::request::{ProjectOverviewArgs, Request};
+use moat_protocol::response::{Declares, Limit, ProjectOverviewOutput, RedactionCounts};
+
+use super::render::{FenceText, Rendered, display, obj, plural, stopped_json};
+use super::schema::{Scalars, path_schema};
+use super::{Args, ITEM, Spec};
+use crate::content::fence::{show_name, structured_name};
+
+pub(super) const SPEC: Spec = Spec {
+    name: "project_overview",
+    title: "Summarise the project",
+    description: "Summarise the project in one call: languages by files and lines, manifests and what they \
+                 declare, entry points, test files, the largest files, and version control. Everything is \
+                 measured, nothing guessed. Call it first on an unfamiliar repository.",
+    fence_label: None,
+    optional_outputs: &[],
+    input,
+    output,
+    to_request,
+};
+
+fn input() -> (Value, Vec<&'static str>) {
+    (
+        json!({"path": path_schema("Directory to survey. Default: the root.")}),
+        vec![],
+    )
+}
+
+fn output() -> Value {
+    let Scalars {
+        int,
+        boolean,
+        string,
+        strings,
+    } = Scalars::new();
+    json!({
+        "path": string, "total_files": int, "total_bytes": int,
+        "languages": {"type": "array", "items": {
+            "type": "object", "additionalProperties": false,
+            "required": ["bytes", "files", "language", "lines"],
+            "properties": {"language": string, "files": int, "lines": int, "bytes": int}
+        }},
+        "manifests": {"type": "array", "items": {
+            "type": "object", "additionalProperties": false, "required": ["file"],
+            "properties": {"file": string, "declares": {"type": "object"}}
+        }},
+        "entry_points": strings, "test_files": int,
+        "largest_files": {"type": "array", "items": {
+            "type": "object", "additionalProperties": false, "required": ["path", "size_bytes"],
+            "properties": {"path": string, "size_bytes": int}
+        }},
+        "version_control": {"type": "string", "enum": ["git", "none"]},
+        "timed_out": boolean, "truncated": boolean
+    })
+}
+
+fn to_request(a: &Args<'_>, _caps: &limits::Limits) -> Request {
+    Request::ProjectOverview(ProjectOverviewArgs { path: a.path() })
+}
+
+/// About how many bytes of text rendering `o` reads.
+pub(super) fn work(o: &ProjectOverviewOutput) -> usize {
+    ITEM * (o.languages.len() + o.manifests.len() + o.entry_points.len() + o.largest_files.len())
+}
+
+pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
+    let mut summary = format!(
+        "{}, {} bytes under {}\nVersion control: {}.",
+        plural(o.total_files, "file", "files"),
+        o.total_bytes,
+        display(&o.path, root),
+        o.version_control
+    );
+    if !o.languages.is_empty() {
+        let langs: Vec<String> = o
+            .languages
+            .iter()
+            .take(8)
+            .map(|l| {
+                format!(
+                    "{} ({}, {})",
+                    l.language,
+                    plural(l.files, "file", "files"),
+                    plural(l.lines, "line", "lines")
+                )
+            })
+            .collect();
+        let _ = write!(summary, "\nLanguages: {}.", langs.join(", "));
+    }
+    if !o.manifests.is_empty() {
+        let names: Vec<String> = o
+            .manifests
+            .iter()
+            .map(|m| show_name(&m.file).into_owned())
+            .collect();
+        let _ = write!(summary, "\nManifests: {}.", names.join(", "));
+    }
+    if !o.entry_points.is_empty() {
+        let eps: Vec<String> = o
+            .entry_points
+            .iter()
+            .take(10)
+            .map(|e| show_name(e).into_owned())
+            .collect();
+        let _ = write!(summary, "\nEntry points: {}.", eps.join(", "));
+    }
+    let _ = write!(summary, "\nTest files: {}.", o.test_files);
+    if o.stopped_by.contains(&Limit::Files) {
+        let _ = write!(
+            summary,
+            "\nIncomplete: the walk stopped at the file limit after {}; every count is a lower bound. Survey a subdirectory with path for exact counts.",
+            plural(o.total_files, "file", "files")
+        );
+    }
+    if o.timed_out {
+        summary.push_str("\nThe walk stopped at the time budget; the counts are a lower bound.");
+    }
+    let manifests: Vec<Value> = o
+        .manifests
+        .iter()
+        .map(|m| match &m.declares {
+            Some(d) => {
+                json!({"file": structured_name(&m.file), "declares": declares_json(d)})
+            }
+            None => json!({"file": structured_name(&m.file)}),
+        })
+        .collect();
+    Rendered {
+        summary,
+        structured: obj(json!({
+            "path": structured_name(&o.path), "total_files": o.total_files, "total_bytes": o.total_bytes,
+            "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
+            "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
+            "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
+            "version_control": o.version_control, "timed_out": o.timed_out,
+            "truncated": !o.stopped_by.is_empty(), "stopped_by": stopped_json(&o.stopped_by)
+        })),
+        untrusted: None,
+        fence_text: FenceText::Whole,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
+    }
+}
+
+fn declares_json(d: &Declares) -> Value {
+    match d {
+        Declares::Pyproject {
+            name,
+            version,
+            requires_python,
+            dependencies,
+        } => {
+            json!({"name": name, "version": version, "requires_python": requires_python, "dependencies": dependencies})
+        }
+        Declares::PackageJson {
+            name,
+            version,
+            dependencies,
+            scripts,
+        } => {
+            json!({"name": name, "version": version, "dependencies": dependencies, "scripts": scripts})
+        }
+        Declares::Cargo {
+            name,
+            version,
+            dependencies,
+        } => {
+            json!({"name": name, "version": version, "dependencies": dependencies})
+        }
+        Declares::GoMod {
+            name,
+            go_version,
+            dependencies,
+        } => {
+            json!({"name": name, "go_version": go_version, "dependencies": dependencies})
+        }
+        Declares::ParseError(e) => json!({"parse_error": e}),
+    }
+}
