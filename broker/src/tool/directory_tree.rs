@@ -8,8 +8,10 @@ use moat_protocol::limits::{self, MAX_TREE_DEPTH};
 use moat_protocol::request::{DirectoryTreeArgs, Request};
 use moat_protocol::response::{DirectoryTreeOutput, EntryKind, Limit};
 
-use super::render::{Rendered, cut_fields, display, listing, notes, obj, plural};
-use super::schema::{Scalars, path_schema};
+use super::render::{
+    Rendered, cut_fields, display, listing, notes, obj, passed_over_notes, plural,
+};
+use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 
@@ -24,30 +26,23 @@ pub(super) const SPEC: Spec = Spec {
                  followed; credential files are counted, never named.",
     fence_label: None,
     optional_outputs: &[],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "path": path_schema("Directory at the top of the tree. Default: the root."),
-            "depth": {"type": "integer", "minimum": 1, "maximum": limits::MAX_TREE_DEPTH, "description": "Levels to show below path (1 = its immediate contents). Default 3."},
-            "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_DIRECTORY_ENTRIES_MAX, "description": "Most entries in the tree (capped by the server). Default: the server's cap."},
-            "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."}
-        }),
-        vec![],
-    )
+fn input() -> Value {
+    json!({
+        "path": path_schema("Directory at the top of the tree. Default: the root."),
+        "depth": {"type": "integer", "minimum": 1, "maximum": limits::MAX_TREE_DEPTH, "description": "Levels to show below path (1 = its immediate contents). Default 3."},
+        "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_DIRECTORY_ENTRIES_MAX, "description": "Most entries in the tree (capped by the server). Default: the server's cap."},
+        "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."}
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        ..
-    } = Scalars::new();
+    let (int, boolean, string, _) = scalars();
     json!({
         "path": string, "depth": int,
         "entries": {"type": "array", "items": {
@@ -94,24 +89,10 @@ pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
         plural(u64::from(o.depth), "level", "levels"),
     );
     let mut n = Vec::new();
-    if o.hidden_by_denylist > 0 {
-        n.push(format!(
-            "{} hidden by the denylist",
-            plural(o.hidden_by_denylist, "entry", "entries")
-        ));
-    }
-    if o.symlinks_skipped > 0 {
-        n.push(format!(
-            "{} not followed",
-            plural(o.symlinks_skipped, "symbolic link", "symbolic links")
-        ));
-    }
-    if o.special_skipped > 0 {
-        n.push(format!(
-            "{} (pipe, socket or device) skipped",
-            plural(o.special_skipped, "special file", "special files")
-        ));
-    }
+    passed_over_notes(
+        (o.hidden_by_denylist, o.symlinks_skipped, o.special_skipped),
+        &mut n,
+    );
     if o.unreadable > 0 {
         n.push(format!(
             "{} could not be listed",

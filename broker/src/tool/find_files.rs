@@ -12,7 +12,7 @@ use super::render::{
     Rendered, cut_fields, display, listing, more_line, next_cursor, notes, obj, plural,
     skipped_json, skipped_notes,
 };
-use super::schema::{Scalars, cursor_schema, path_schema, skipped_reasons_schema};
+use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 
@@ -26,32 +26,25 @@ pub(super) const SPEC: Spec = Spec {
                  ends with a 'more:' line, call again with the same arguments and the cursor it gives.",
     fence_label: None,
     optional_outputs: &[],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "glob": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS, "description": "Glob the relative path or the base name must match (* also crosses /, **, {a,b}). Default: any."},
-            "name": {"type": "string", "minLength": 1, "maxLength": limits::MAX_SYMBOL_CHARS, "description": "Case-insensitive substring the base name must contain. Default: any."},
-            "path": path_schema("Directory to search beneath. Default: the root."),
-            "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."},
-            "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most paths in this page (capped by the server). Default: the server's cap."},
-            "cursor": cursor_schema()
-        }),
-        vec![],
-    )
+fn input() -> Value {
+    json!({
+        "glob": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS, "description": "Glob the relative path or the base name must match (* also crosses /, **, {a,b}). Default: any."},
+        "name": {"type": "string", "minLength": 1, "maxLength": limits::MAX_SYMBOL_CHARS, "description": "Case-insensitive substring the base name must contain. Default: any."},
+        "path": path_schema("Directory to search beneath. Default: the root."),
+        "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most paths in this page (capped by the server). Default: the server's cap."},
+        "cursor": cursor_schema()
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        ..
-    } = Scalars::new();
+    let (int, boolean, string, _) = scalars();
     json!({
         "path": string,
         "files": {"type": "array", "items": {

@@ -6,13 +6,13 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits::{self, SIGNATURE_CHARS};
 use moat_protocol::request::{FindSymbolArgs, Request, SymbolKind};
-use moat_protocol::response::{FindSymbolOutput, RedactionCounts, SymbolMethod};
+use moat_protocol::response::{FindSymbolOutput, SymbolMethod};
 
 use super::render::{
-    FenceText, Rendered, cursor_line, limit_notes, method_str, notes, obj, page_cursor, plural,
-    skipped_json, skipped_notes, stopped_json,
+    FenceText, Rendered, cursor_line, fenced, limit_notes, method_str, notes, obj, page_cursor,
+    plural, skipped_json, skipped_notes, stopped_json,
 };
-use super::schema::{Scalars, cursor_schema, path_schema, skipped_reasons_schema};
+use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 use crate::redact::drop_cut_tail;
@@ -29,31 +29,24 @@ pub(super) const SPEC: Spec = Spec {
     fence_label: Some("symbol-definitions"),
     // Only a kind filter that found nothing has it.
     optional_outputs: &["other_kinds"],
+    required_inputs: &["symbol"],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "symbol": {"type": "string", "minLength": 1, "maxLength": limits::MAX_SYMBOL_CHARS, "description": "Name to find."},
-            "path": path_schema("Directory or file to search. Default: the root."),
-            "kind": {"type": "string", "enum": ["class", "function", "method", "variable", "type", "binding", "any"], "description": "Only definitions of this kind. Default any."},
-            "exact": {"type": "boolean", "description": "Exact name (default true); false for a case-insensitive substring."},
-            "cursor": cursor_schema()
-        }),
-        vec!["symbol"],
-    )
+fn input() -> Value {
+    json!({
+        "symbol": {"type": "string", "minLength": 1, "maxLength": limits::MAX_SYMBOL_CHARS, "description": "Name to find."},
+        "path": path_schema("Directory or file to search. Default: the root."),
+        "kind": {"type": "string", "enum": ["class", "function", "method", "variable", "type", "binding", "any"], "description": "Only definitions of this kind. Default any."},
+        "exact": {"type": "boolean", "description": "Exact name (default true); false for a case-insensitive substring."},
+        "cursor": cursor_schema()
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        strings,
-    } = Scalars::new();
+    let (int, boolean, string, strings) = scalars();
     json!({
         "symbol": string, "exact": boolean, "kind": string,
         "definitions": {"type": "array", "items": {
@@ -193,12 +186,5 @@ pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
     if let Some(c) = next {
         structured.insert("next_cursor".into(), Value::from(c));
     }
-    Rendered {
-        summary,
-        structured,
-        untrusted: Some(body),
-        fence_text: FenceText::PerLine,
-        worker_redaction: RedactionCounts::default(),
-        scan_path: None,
-    }
+    fenced(summary, structured, body, FenceText::PerLine)
 }

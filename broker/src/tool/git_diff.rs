@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{GitDiffArgs, Request};
-use moat_protocol::response::{GitDiffOutput, RedactionCounts};
+use moat_protocol::response::GitDiffOutput;
 
-use super::render::{FenceText, Rendered, obj, plural, stopped_json};
-use super::schema::{Scalars, path_schema};
+use super::render::{FenceText, Rendered, fenced, obj, plural, stopped_json, withheld_sentence};
+use super::schema::{path_schema, scalars};
 use super::{Args, REVISION_PATTERN, Spec};
 use crate::content::fence::{escape_for_prose, structured_name};
 
@@ -22,31 +22,24 @@ pub(super) const SPEC: Spec = Spec {
     fence_label: Some("diff"),
     // Where to go on: only an answer that stopped early has it.
     optional_outputs: &["next_path"],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "revision": {"type": "string", "maxLength": limits::MAX_REVISION_CHARS, "pattern": REVISION_PATTERN, "description": "Diff against this revision or range. Default: working tree against the index."},
-            "staged": {"type": "boolean", "description": "Diff the staging area. Default false."},
-            "stat_only": {"type": "boolean", "description": "Only a per-file summary. Default false."},
-            "path": path_schema("Only changes under this path."),
-            "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context. Default 3."}
-        }),
-        vec![],
-    )
+fn input() -> Value {
+    json!({
+        "revision": {"type": "string", "maxLength": limits::MAX_REVISION_CHARS, "pattern": REVISION_PATTERN, "description": "Diff against this revision or range. Default: working tree against the index."},
+        "staged": {"type": "boolean", "description": "Diff the staging area. Default false."},
+        "stat_only": {"type": "boolean", "description": "Only a per-file summary. Default false."},
+        "path": path_schema("Only changes under this path."),
+        "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context. Default 3."}
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        ..
-    } = Scalars::new();
+    let (int, boolean, string, _) = scalars();
     json!({
         "files_changed": int, "lines_added": int, "lines_removed": int, "path": string,
         "staged": boolean, "stat_only": boolean, "truncated": boolean,
@@ -102,13 +95,8 @@ pub(super) fn render(o: GitDiffOutput) -> Rendered {
     if o.withheld_by_denylist > 0 {
         let _ = write!(
             summary,
-            " {} withheld: the denylist covers {}.",
-            plural(o.withheld_by_denylist, "file", "files"),
-            if o.withheld_by_denylist == 1 {
-                "it"
-            } else {
-                "them"
-            }
+            " {}",
+            withheld_sentence(o.withheld_by_denylist, "file", "files")
         );
     }
     if o.withheld_unreadable > 0 {
@@ -130,12 +118,5 @@ pub(super) fn render(o: GitDiffOutput) -> Rendered {
             Value::from(structured_name(next).into_owned()),
         );
     }
-    Rendered {
-        summary,
-        structured,
-        untrusted: Some(o.diff.clone()),
-        fence_text: FenceText::Whole,
-        worker_redaction: RedactionCounts::default(),
-        scan_path: None,
-    }
+    fenced(summary, structured, o.diff.clone(), FenceText::Whole)
 }

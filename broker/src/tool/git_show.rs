@@ -6,10 +6,12 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{GitShowArgs, Request};
-use moat_protocol::response::{GitShowOutput, RedactionCounts, Shown};
+use moat_protocol::response::{GitShowOutput, Shown};
 
-use super::render::{FenceText, Rendered, continue_with, obj, plural, stopped_json};
-use super::schema::{Scalars, path_schema};
+use super::render::{
+    FenceText, Rendered, continue_with, fenced, obj, plural, stopped_json, withheld_sentence,
+};
+use super::schema::{path_schema, scalars};
 use super::{Args, REVISION_PATTERN, Spec};
 use crate::content::fence::{escape_for_prose, show_name, structured_name};
 
@@ -40,32 +42,25 @@ pub(super) const SPEC: Spec = Spec {
         "start_line",
         "end_line",
     ],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "revision": {"type": "string", "maxLength": limits::MAX_REVISION_CHARS, "pattern": REVISION_PATTERN, "description": "The commit, branch or tag to show. Default HEAD."},
-            "path": path_schema("Show this file as the revision holds it, instead of the commit."),
-            "start_line": {"type": "integer", "minimum": 1, "description": "With path: first line (1-based). Default 1."},
-            "end_line": {"type": "integer", "minimum": 1, "description": "With path: last line, inclusive. Default: the end of the file."},
-            "stat_only": {"type": "boolean", "description": "Without path: the message and the stat only, no diff. Default false."},
-            "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context of the diff. Default 3."}
-        }),
-        vec![],
-    )
+fn input() -> Value {
+    json!({
+        "revision": {"type": "string", "maxLength": limits::MAX_REVISION_CHARS, "pattern": REVISION_PATTERN, "description": "The commit, branch or tag to show. Default HEAD."},
+        "path": path_schema("Show this file as the revision holds it, instead of the commit."),
+        "start_line": {"type": "integer", "minimum": 1, "description": "With path: first line (1-based). Default 1."},
+        "end_line": {"type": "integer", "minimum": 1, "description": "With path: last line, inclusive. Default: the end of the file."},
+        "stat_only": {"type": "boolean", "description": "Without path: the message and the stat only, no diff. Default false."},
+        "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context of the diff. Default 3."}
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        strings,
-    } = Scalars::new();
+    let (int, boolean, string, strings) = scalars();
     json!({
         "kind": {"type": "string", "enum": ["commit", "file"]},
         "commit": string, "short": string, "author": string, "authored_at": string,
@@ -144,17 +139,15 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
             ] {
                 structured.insert(k.into(), v);
             }
-            Rendered {
+            fenced(
                 summary,
                 structured,
-                untrusted: Some(f.text),
-                fence_text: FenceText::Numbered {
+                f.text,
+                FenceText::Numbered {
                     start: f.start_line,
                     end: f.end_line,
                 },
-                worker_redaction: RedactionCounts::default(),
-                scan_path: None,
-            }
+            )
         }
         Shown::Commit(s) => {
             let mut summary = format!(
@@ -167,13 +160,8 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
             if s.withheld_by_denylist > 0 {
                 let _ = write!(
                     summary,
-                    " {} withheld: the denylist covers {}.",
-                    plural(s.withheld_by_denylist, "file", "files"),
-                    if s.withheld_by_denylist == 1 {
-                        "it"
-                    } else {
-                        "them"
-                    }
+                    " {}",
+                    withheld_sentence(s.withheld_by_denylist, "file", "files")
                 );
             }
             if let (Some(_), Some(next)) = (o.truncation, &s.next_not_shown) {
@@ -236,14 +224,7 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
             ] {
                 structured.insert(k.into(), v);
             }
-            Rendered {
-                summary,
-                structured,
-                untrusted: Some(body),
-                fence_text: FenceText::Whole,
-                worker_redaction: RedactionCounts::default(),
-                scan_path: None,
-            }
+            fenced(summary, structured, body, FenceText::Whole)
         }
     }
 }

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{GitStatusArgs, Request};
-use moat_protocol::response::{GitStatusOutput, Limit, RedactionCounts};
+use moat_protocol::response::{GitStatusOutput, Limit};
 
-use super::render::{FenceText, Rendered, continue_with, obj, plural, stopped_json};
-use super::schema::Scalars;
+use super::render::{Rendered, continue_with, listing, obj, stopped_json, withheld_sentence};
+use super::schema::scalars;
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 
@@ -28,28 +28,21 @@ pub(super) const SPEC: Spec = Spec {
                  use git_diff to read a change. Needs a git repository at the workspace root.",
     fence_label: None,
     optional_outputs: &["ahead", "behind"],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_GIT_ENTRIES_MAX, "description": "Most paths to list, staged, not staged and untracked together (capped by the server). Default 200."},
-            "untracked": {"type": "boolean", "description": "List untracked paths. Default true."}
-        }),
-        vec![],
-    )
+fn input() -> Value {
+    json!({
+        "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_GIT_ENTRIES_MAX, "description": "Most paths to list, staged, not staged and untracked together (capped by the server). Default 200."},
+        "untracked": {"type": "boolean", "description": "List untracked paths. Default true."}
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        ..
-    } = Scalars::new();
+    let (int, boolean, string, _) = scalars();
 
     let entries = json!({"type": "array", "items": {
         "type": "object", "additionalProperties": false, "required": ["path", "status"],
@@ -128,13 +121,8 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
     if o.withheld_by_denylist > 0 {
         let _ = write!(
             summary,
-            "\n{} withheld: the denylist covers {}.",
-            plural(o.withheld_by_denylist, "path", "paths"),
-            if o.withheld_by_denylist == 1 {
-                "it"
-            } else {
-                "them"
-            }
+            "\n{}",
+            withheld_sentence(o.withheld_by_denylist, "path", "paths")
         );
     }
     let asked = match request {
@@ -190,12 +178,5 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
         structured.insert("ahead".into(), json!(a));
         structured.insert("behind".into(), json!(b));
     }
-    Rendered {
-        summary,
-        structured,
-        untrusted: None,
-        fence_text: FenceText::Whole,
-        worker_redaction: RedactionCounts::default(),
-        scan_path: None,
-    }
+    listing(summary, structured)
 }

@@ -6,10 +6,12 @@ use serde_json::{Map, Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{ListDirectoryArgs, Request};
-use moat_protocol::response::{DirEntry, EntryKind, Limit, ListDirectoryOutput, RedactionCounts};
+use moat_protocol::response::{DirEntry, EntryKind, Limit, ListDirectoryOutput};
 
-use super::render::{FenceText, Rendered, cursor_line, notes, obj, plural, stopped_json};
-use super::schema::{Scalars, cursor_schema, path_schema};
+use super::render::{
+    Rendered, cursor_line, listing, notes, obj, passed_over_notes, plural, stopped_json,
+};
+use super::schema::{cursor_schema, path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 
@@ -22,29 +24,22 @@ pub(super) const SPEC: Spec = Spec {
                  line, call again with the same arguments and the cursor it gives.",
     fence_label: None,
     optional_outputs: &[],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "path": path_schema("Directory, relative to the workspace root. Default: the root."),
-            "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."},
-            "cursor": cursor_schema()
-        }),
-        vec![],
-    )
+fn input() -> Value {
+    json!({
+        "path": path_schema("Directory, relative to the workspace root. Default: the root."),
+        "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."},
+        "cursor": cursor_schema()
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        ..
-    } = Scalars::new();
+    let (int, boolean, string, _) = scalars();
     json!({
         "path": string,
         "entries": {"type": "array", "items": {
@@ -87,24 +82,10 @@ pub(super) fn render(request: &Request, o: ListDirectoryOutput) -> Rendered {
         plural(o.entries.len() as u64, "entry", "entries")
     );
     let mut n = Vec::new();
-    if o.hidden_by_denylist > 0 {
-        n.push(format!(
-            "{} hidden by the denylist",
-            plural(o.hidden_by_denylist, "entry", "entries")
-        ));
-    }
-    if o.symlinks_skipped > 0 {
-        n.push(format!(
-            "{} not followed",
-            plural(o.symlinks_skipped, "symbolic link", "symbolic links")
-        ));
-    }
-    if o.special_skipped > 0 {
-        n.push(format!(
-            "{} (pipe, socket or device) skipped",
-            plural(o.special_skipped, "special file", "special files")
-        ));
-    }
+    passed_over_notes(
+        (o.hidden_by_denylist, o.symlinks_skipped, o.special_skipped),
+        &mut n,
+    );
     let skip = match request {
         Request::ListDirectory(a) => a.skip,
         _ => 0,
@@ -159,14 +140,7 @@ pub(super) fn render(request: &Request, o: ListDirectoryOutput) -> Rendered {
     if let Some(c) = next {
         structured.insert("next_cursor".into(), Value::from(c));
     }
-    Rendered {
-        summary,
-        structured,
-        untrusted: None,
-        fence_text: FenceText::Whole,
-        worker_redaction: RedactionCounts::default(),
-        scan_path: None,
-    }
+    listing(summary, structured)
 }
 
 /// One listed entry, without what every entry would repeat: its path is the

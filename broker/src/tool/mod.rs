@@ -64,8 +64,10 @@ struct Spec {
     /// Output members present only in some answers (the others always are,
     /// but for `next_cursor`).
     optional_outputs: &'static [&'static str],
-    /// The input schema's properties and its required members.
-    input: fn() -> (Value, Vec<&'static str>),
+    /// The arguments a call must give.
+    required_inputs: &'static [&'static str],
+    /// The input schema's properties.
+    input: fn() -> Value,
     /// The output schema's own properties (the registry adds the members
     /// every result has).
     output: fn() -> Value,
@@ -241,13 +243,13 @@ impl Tool {
     #[must_use]
     pub fn declaration(self) -> Value {
         let spec = self.spec();
-        let (props, required) = (spec.input)();
+        let props = (spec.input)();
         let (out_props, out_required) = self.output_properties();
         json!({
             "name": spec.name,
             "title": spec.title,
             "description": spec.description,
-            "inputSchema": object_schema(props, &required),
+            "inputSchema": object_schema(props, spec.required_inputs),
             "outputSchema": object_schema(out_props, &out_required),
             "annotations": {
                 "title": spec.title,

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{ProjectOverviewArgs, Request};
-use moat_protocol::response::{Declares, Limit, ProjectOverviewOutput, RedactionCounts};
+use moat_protocol::response::{Declares, Limit, ProjectOverviewOutput};
 
-use super::render::{FenceText, Rendered, display, obj, plural, stopped_json};
-use super::schema::{Scalars, path_schema};
+use super::render::{Rendered, display, listing, obj, plural, stopped_json};
+use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 
@@ -21,25 +21,18 @@ pub(super) const SPEC: Spec = Spec {
                  measured, nothing guessed. Call it first on an unfamiliar repository.",
     fence_label: None,
     optional_outputs: &[],
+    required_inputs: &[],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({"path": path_schema("Directory to survey. Default: the root.")}),
-        vec![],
-    )
+fn input() -> Value {
+    json!({"path": path_schema("Directory to survey. Default: the root.")})
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        strings,
-    } = Scalars::new();
+    let (int, boolean, string, strings) = scalars();
     json!({
         "path": string, "total_files": int, "total_bytes": int,
         "languages": {"type": "array", "items": {
@@ -132,9 +125,9 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
             None => json!({"file": structured_name(&m.file)}),
         })
         .collect();
-    Rendered {
+    listing(
         summary,
-        structured: obj(json!({
+        obj(json!({
             "path": structured_name(&o.path), "total_files": o.total_files, "total_bytes": o.total_bytes,
             "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
             "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
@@ -142,11 +135,7 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
             "version_control": o.version_control, "timed_out": o.timed_out,
             "truncated": !o.stopped_by.is_empty(), "stopped_by": stopped_json(&o.stopped_by)
         })),
-        untrusted: None,
-        fence_text: FenceText::Whole,
-        worker_redaction: RedactionCounts::default(),
-        scan_path: None,
-    }
+    )
 }
 
 fn declares_json(d: &Declares) -> Value {

@@ -4,10 +4,10 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{ReadFileArgs, Request};
-use moat_protocol::response::{ReadFileOutput, RedactionCounts};
+use moat_protocol::response::ReadFileOutput;
 
-use super::render::{FenceText, Rendered, obj, stopped_json};
-use super::schema::{Scalars, path_schema};
+use super::render::{FenceText, Rendered, fenced, obj, stopped_json};
+use super::schema::{path_schema, scalars};
 use super::{Args, Spec};
 use crate::content::fence::{show_name, structured_name};
 
@@ -23,29 +23,22 @@ pub(super) const SPEC: Spec = Spec {
     fence_label: Some("file-content"),
     // Where to go on: only an answer that stopped early has it.
     optional_outputs: &["next_start_line"],
+    required_inputs: &["path"],
     input,
     output,
     to_request,
 };
 
-fn input() -> (Value, Vec<&'static str>) {
-    (
-        json!({
-            "path": path_schema("File path, relative to the workspace root."),
-            "start_line": {"type": "integer", "minimum": 1, "description": "First line (1-based). Default 1."},
-            "end_line": {"type": "integer", "minimum": 1, "description": "Last line, inclusive. Default: the end of the file."}
-        }),
-        vec!["path"],
-    )
+fn input() -> Value {
+    json!({
+        "path": path_schema("File path, relative to the workspace root."),
+        "start_line": {"type": "integer", "minimum": 1, "description": "First line (1-based). Default 1."},
+        "end_line": {"type": "integer", "minimum": 1, "description": "Last line, inclusive. Default: the end of the file."}
+    })
 }
 
 fn output() -> Value {
-    let Scalars {
-        int,
-        boolean,
-        string,
-        ..
-    } = Scalars::new();
+    let (int, boolean, string, _) = scalars();
     json!({
         "path": string, "size_bytes": int, "total_lines": int, "start_line": int,
         "end_line": int, "truncated": boolean,
@@ -99,15 +92,13 @@ pub(super) fn render(o: ReadFileOutput) -> Rendered {
     if o.cut.is_some() {
         structured.insert("next_start_line".into(), json!(o.end_line + 1));
     }
-    Rendered {
+    fenced(
         summary,
         structured,
-        untrusted: Some(o.text),
-        fence_text: FenceText::Numbered {
+        o.text,
+        FenceText::Numbered {
             start: o.start_line,
             end: o.end_line,
         },
-        worker_redaction: RedactionCounts::default(),
-        scan_path: None,
-    }
+    )
 }

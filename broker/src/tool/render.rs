@@ -118,6 +118,40 @@ pub(crate) fn skipped_notes(r: &SkipReasons, n: &mut Vec<String>) {
     }
 }
 
+/// The notes for the entries a listing passed over, `(hidden by the
+/// denylist, symbolic links not followed, special files)`: none goes
+/// uncounted.
+pub(crate) fn passed_over_notes((hidden, symlinks, special): (u64, u64, u64), n: &mut Vec<String>) {
+    if hidden > 0 {
+        n.push(format!(
+            "{} hidden by the denylist",
+            plural(hidden, "entry", "entries")
+        ));
+    }
+    if symlinks > 0 {
+        n.push(format!(
+            "{} not followed",
+            plural(symlinks, "symbolic link", "symbolic links")
+        ));
+    }
+    if special > 0 {
+        n.push(format!(
+            "{} (pipe, socket or device) skipped",
+            plural(special, "special file", "special files")
+        ));
+    }
+}
+
+/// The sentence for the `n` files or paths an answer left out because the
+/// denylist covers them (counted, never named).
+pub(crate) fn withheld_sentence(n: u64, one: &str, many: &str) -> String {
+    format!(
+        "{} withheld: the denylist covers {}.",
+        plural(n, one, many),
+        if n == 1 { "it" } else { "them" }
+    )
+}
+
 /// The non-zero skip counts, by reason.
 pub(crate) fn skipped_json(r: &SkipReasons) -> Value {
     let mut m = serde_json::Map::new();
@@ -247,6 +281,24 @@ pub(crate) fn cut_fields(
     structured.insert("stopped_by".into(), stopped_json(cut.as_slice()));
     if let Some(c) = cursor {
         structured.insert("next_cursor".into(), Value::from(c));
+    }
+}
+
+/// A result with file-derived text for the fence, read by the redaction
+/// pass as `how` says.
+pub(crate) fn fenced(
+    summary: String,
+    structured: Map<String, Value>,
+    untrusted: String,
+    how: FenceText,
+) -> Rendered {
+    Rendered {
+        summary,
+        structured,
+        untrusted: Some(untrusted),
+        fence_text: how,
+        worker_redaction: RedactionCounts::default(),
+        scan_path: None,
     }
 }
 

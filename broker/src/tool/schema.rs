@@ -7,27 +7,16 @@ use moat_protocol::response::Limit;
 
 const SCHEMA_URI: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// The plain member types output schemas are made of.
-pub(super) struct Scalars {
-    /// A count: an integer, never negative.
-    pub(super) int: Value,
-    /// A boolean.
-    pub(super) boolean: Value,
-    /// A string.
-    pub(super) string: Value,
-    /// An array of strings.
-    pub(super) strings: Value,
-}
-
-impl Scalars {
-    pub(super) fn new() -> Scalars {
-        Scalars {
-            int: json!({"type": "integer", "minimum": 0}),
-            boolean: json!({"type": "boolean"}),
-            string: json!({"type": "string"}),
-            strings: json!({"type": "array", "items": {"type": "string"}}),
-        }
-    }
+/// The plain member types output schemas are made of: `(int, boolean,
+/// string, strings)`, where an int is a count (never negative) and strings
+/// an array of strings.
+pub(super) fn scalars() -> (Value, Value, Value, Value) {
+    (
+        json!({"type": "integer", "minimum": 0}),
+        json!({"type": "boolean"}),
+        json!({"type": "string"}),
+        json!({"type": "array", "items": {"type": "string"}}),
+    )
 }
 
 /// A workspace-relative path argument, described by `desc`.
