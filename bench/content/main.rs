@@ -34,11 +34,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use moat_broker::content::Controls;
-use moat_broker::content::scan::Scanner;
 use moat_broker::redact::{RedactionReport, Redactor};
-use moat_broker::tool::Tool;
-use moat_broker::tool::render;
+use moat_broker::scan::Scanner;
+use moat_broker::{Controls, Tool, render};
 use moat_protocol::request::{ReadFileArgs, Request};
 use moat_protocol::response::{ReadFileOutput, ToolOutput};
 
@@ -152,8 +150,11 @@ fn measure(inputs: &[(&str, String)], runs: usize) {
             // The worker's answer, as the broker receives it (owned).
             let received = output.clone();
             let started = Instant::now();
-            let (result, _) = controls.success(Tool::ReadFile, render(&request, received, "proj"));
-            let json = moat_broker::mcp::jsonrpc::encode(&serde_json::Value::Object(result));
+            let (result, _) = controls.success(
+                Tool::ReadFile.fence_label(),
+                render(&request, received, "proj"),
+            );
+            let json = moat_broker::jsonrpc::encode(&serde_json::Value::Object(result));
             result_times.push(started.elapsed().as_secs_f64());
             std::hint::black_box(json);
         }

@@ -2,10 +2,11 @@
 //! from the documentation, and nothing but the fuzz targets (and the
 //! regression tests of what they found) may call it.
 //!
-//! Everything else the targets exercise is public already
-//! ([`crate::mcp::jsonrpc`], [`crate::redact`], [`crate::content::fence`],
-//! [`crate::content::scan`], [`crate::content`]); this module adds what a target needs
-//! to reach code that normally runs inside the runtime.
+//! Built only with the `fuzzing` feature (which fuzz/ enables) and in the
+//! unit tests. Everything else the targets exercise is public already
+//! ([`crate::jsonrpc`], [`crate::redact`], [`crate::scan`],
+//! [`crate::Controls`]); this module adds what a target needs to reach code
+//! that normally runs inside the runtime.
 
 use std::future::Future;
 use std::io;
@@ -14,7 +15,8 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
-use crate::stdio::{Line, LineReader};
+pub use crate::stdio::Line;
+use crate::stdio::LineReader;
 
 /// Reads `input` through a [`LineReader`] capped at `cap` bytes per line, the
 /// underlying reader handing over at most `chunks[i % chunks.len()]` bytes on

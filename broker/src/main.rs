@@ -1,4 +1,4 @@
 //! The `moat` binary: see `moat --help`.
 fn main() -> std::process::ExitCode {
-    moat_broker::app::cli::main()
+    moat_broker::main()
 }

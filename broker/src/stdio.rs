@@ -103,6 +103,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// Bytes moved inside the buffer so far by compaction (lines handed out
     /// are not counted): at most the input's length, whatever its lines.
+    #[cfg(test)]
     #[must_use]
     pub fn bytes_moved(&self) -> u64 {
         self.moved

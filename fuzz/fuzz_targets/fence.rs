@@ -17,13 +17,11 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use moat_broker::content::Controls;
-use moat_broker::content::scan::{
+use moat_broker::redact::{RedactionReport, Redactor};
+use moat_broker::scan::{
     ELEVATED_RISK, FINDINGS_PER_SIGNAL, HIGH_RISK, Level, MAX_FINDINGS, Scanner,
 };
-use moat_broker::redact::{RedactionReport, Redactor};
-use moat_broker::tool::Tool;
-use moat_broker::tool::{FenceText, Rendered};
+use moat_broker::{Controls, FenceText, Rendered, Tool};
 use serde_json::{Map, Value};
 
 #[derive(Arbitrary, Debug)]
@@ -109,7 +107,7 @@ fuzz_target!(|input: Input| {
         fence_text,
         worker_redaction: Default::default(),
     };
-    let (result, _) = controls.success(tool, rendered);
+    let (result, _) = controls.success(tool.fence_label(), rendered);
 
     let Some(fenced) = result["content"][1]["text"].as_str() else {
         // Only an empty listing goes without a fence (its summary says it

@@ -11,7 +11,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use moat_broker::mcp::jsonrpc::{self, Id};
+use moat_broker::jsonrpc::{self, Id};
 use serde_json::Value;
 
 /// A JSON value built by the fuzzer (depth-limited by `arbitrary` itself).

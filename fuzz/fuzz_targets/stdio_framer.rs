@@ -13,8 +13,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use moat_broker::fuzzing::read_lines;
-use moat_broker::stdio::Line;
+use moat_broker::fuzzing::{Line, read_lines};
 
 #[derive(Arbitrary, Debug)]
 struct Input {

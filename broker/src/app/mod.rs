@@ -13,3 +13,5 @@ pub mod exit;
 pub mod hardening;
 pub mod healthcheck;
 pub mod output;
+
+pub use cli::main;

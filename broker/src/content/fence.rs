@@ -75,6 +75,7 @@ impl Nonce {
 
     /// Parses 16 lowercase hexadecimal characters, the form [`Nonce::as_str`]
     /// gives.
+    #[cfg(test)]
     pub fn from_hex(text: &str) -> Option<Nonce> {
         let valid = text.len() == 2 * NONCE_BYTES
             && text

@@ -20,6 +20,7 @@
 //! signal's excerpt never carries what a placeholder replaced.
 
 pub mod fence;
+mod rendered;
 pub mod scan;
 
 use std::borrow::Cow;
@@ -29,10 +30,10 @@ use serde_json::{Map, Value, json};
 
 use crate::error::Refusal;
 use crate::redact::{RedactionReport, Redactor};
-use crate::tool::Tool;
-use crate::tool::{FenceText, Rendered, number_lines};
 use fence::{Nonce, fence};
 use moat_worker::sources::redact_source;
+use rendered::number_lines;
+pub use rendered::{FenceText, Rendered};
 use scan::{Level, Scanner, warning_line};
 
 /// What the controls found in one answer, as the logs, the audit trail and
@@ -75,7 +76,11 @@ impl Controls {
 
     /// Assemble a successful tool result: `{content, structuredContent, isError: false}`.
     #[must_use]
-    pub fn success(&self, tool: Tool, rendered: Rendered) -> (Map<String, Value>, Findings) {
+    pub fn success(
+        &self,
+        fence_label: Option<&str>,
+        rendered: Rendered,
+    ) -> (Map<String, Value>, Findings) {
         let Rendered {
             mut summary,
             mut structured,
@@ -87,7 +92,7 @@ impl Controls {
         let mut report = RedactionReport::default();
         let mut fenced = None;
         let mut content_level = "";
-        if let Some(label) = tool.fence_label() {
+        if let Some(label) = fence_label {
             let raw = untrusted.unwrap_or_default();
             // Redaction first, then the assessment of what was left: a
             // signal's excerpt is cut from the text the client is shown, so

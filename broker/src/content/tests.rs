@@ -200,7 +200,7 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
 }
 
 fn success(tool: Tool, (request, output): (Request, ToolOutput)) -> Map<String, Value> {
-    agreeing(controls().success(tool, render(&request, output, "proj")))
+    agreeing(controls().success(tool.fence_label(), render(&request, output, "proj")))
 }
 
 /// The result, once its findings are checked against what the result itself

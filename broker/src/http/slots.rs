@@ -84,13 +84,15 @@ impl Waiting {
         }
     }
 
-    /// How many connections wait (for tests and logs).
+    /// How many connections wait.
+    #[cfg(test)]
     #[must_use]
     pub fn len(&self) -> usize {
         self.order.lock().map(|o| o.len()).unwrap_or(0)
     }
 
     /// Whether no connection waits.
+    #[cfg(test)]
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -30,7 +30,9 @@ pub const TRACE_KEYS: &[&str] = &["traceparent", "tracestate", "baggage"];
 /// What a valid modern `_meta` told us.
 #[derive(Debug, Clone, Default)]
 pub struct RequestMeta {
-    /// Client label for logs (`name/version`, `name`, or `unidentified`).
+    /// Client label (`name/version`, `name`, or `unidentified`). The logs
+    /// name the session's client instead, so only the unit tests read it.
+    #[allow(dead_code, reason = "read only by the unit tests")]
     pub client: String,
     /// Trace keys to echo into the result `_meta`.
     pub trace: Map<String, Value>,

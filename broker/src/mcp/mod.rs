@@ -745,7 +745,7 @@ impl Server {
                 let rendered = if tool::work_estimate(&out) <= INLINE_WORK_BYTES {
                     Ok(finish(
                         self.controls
-                            .success(tool, render(&request, out, &self.root_name)),
+                            .success(tool.fence_label(), render(&request, out, &self.root_name)),
                         modern_meta.clone(),
                     ))
                 } else {
@@ -754,7 +754,10 @@ impl Server {
                     let req = request.clone();
                     let meta = modern_meta.clone();
                     tokio::task::spawn_blocking(move || {
-                        finish(controls.success(tool, render(&req, out, &root)), meta)
+                        finish(
+                            controls.success(tool.fence_label(), render(&req, out, &root)),
+                            meta,
+                        )
                     })
                     .await
                 };

@@ -156,14 +156,4 @@ impl Executor {
     pub fn is_confined(&self) -> bool {
         !matches!(self, Executor::InProcess(_))
     }
-
-    /// Process ids of live workers (for tests and diagnostics).
-    #[must_use]
-    pub fn worker_pids(&self) -> Vec<u32> {
-        match self {
-            #[cfg(unix)]
-            Executor::Pool(p) => p.worker_pids(),
-            Executor::InProcess(_) => Vec::new(),
-        }
-    }
 }

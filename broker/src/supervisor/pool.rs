@@ -555,15 +555,6 @@ impl Pool {
         self.last_report.lock().ok().and_then(|r| r.clone())
     }
 
-    /// Process ids of live workers.
-    #[must_use]
-    pub fn worker_pids(&self) -> Vec<u32> {
-        self.pids
-            .lock()
-            .map(|m| m.keys().copied().collect())
-            .unwrap_or_default()
-    }
-
     /// The most recent spawn error, if the last attempt failed.
     #[must_use]
     pub fn last_error(&self) -> Option<String> {

@@ -8,11 +8,10 @@ use moat_protocol::limits::{self, MAX_TREE_DEPTH};
 use moat_protocol::request::{DirectoryTreeArgs, Request};
 use moat_protocol::response::{DirectoryTreeOutput, EntryKind, Limit};
 
-use super::render::{
-    Rendered, cut_fields, display, listing, notes, obj, passed_over_notes, plural,
-};
+use super::render::{cut_fields, display, listing, notes, obj, passed_over_notes, plural};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
+use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
 
 pub(super) const SPEC: Spec = Spec {

@@ -8,10 +8,11 @@ use moat_protocol::limits::{self, SIGNATURE_CHARS};
 use moat_protocol::request::{FileOutlineArgs, Request};
 use moat_protocol::response::{FileOutlineOutput, Limit};
 
-use super::render::{FenceText, Rendered, cut_fields, fenced, method_str, obj, plural};
+use super::render::{cut_fields, fenced, method_str, obj, plural};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
+use crate::content::{FenceText, Rendered};
 use crate::redact::drop_cut_tail;
 
 pub(super) const SPEC: Spec = Spec {

@@ -9,11 +9,12 @@ use moat_protocol::request::{FindFilesArgs, Request};
 use moat_protocol::response::FindFilesOutput;
 
 use super::render::{
-    Rendered, cut_fields, display, listing, more_line, next_cursor, notes, obj, plural,
-    skipped_json, skipped_notes,
+    cut_fields, display, listing, more_line, next_cursor, notes, obj, plural, skipped_json,
+    skipped_notes,
 };
 use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, ITEM, Spec};
+use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
 
 pub(super) const SPEC: Spec = Spec {

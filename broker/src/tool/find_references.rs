@@ -9,12 +9,13 @@ use moat_protocol::request::{FindReferencesArgs, Request};
 use moat_protocol::response::FindReferencesOutput;
 
 use super::render::{
-    FenceText, Rendered, cut_fields, display, fenced, more_line, next_cursor, notes, obj, plural,
-    skipped_json, skipped_notes,
+    cut_fields, display, fenced, more_line, next_cursor, notes, obj, plural, skipped_json,
+    skipped_notes,
 };
 use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, IDENTIFIER_PATTERN, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
+use crate::content::{FenceText, Rendered};
 use crate::redact::drop_cut_tail;
 
 pub(super) const SPEC: Spec = Spec {

@@ -9,12 +9,13 @@ use moat_protocol::request::{FindSymbolArgs, Request, SymbolKind};
 use moat_protocol::response::{FindSymbolOutput, SymbolMethod};
 
 use super::render::{
-    FenceText, Rendered, cursor_line, fenced, limit_notes, method_str, notes, obj, page_cursor,
-    plural, skipped_json, skipped_notes, stopped_json,
+    cursor_line, fenced, limit_notes, method_str, notes, obj, page_cursor, plural, skipped_json,
+    skipped_notes, stopped_json,
 };
 use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
+use crate::content::{FenceText, Rendered};
 use crate::redact::drop_cut_tail;
 
 pub(super) const SPEC: Spec = Spec {

@@ -8,10 +8,11 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitBlameArgs, Request};
 use moat_protocol::response::{GitBlameOutput, Limit};
 
-use super::render::{FenceText, Rendered, continue_with, fenced, obj, plural, stopped_json};
+use super::render::{continue_with, fenced, obj, plural, stopped_json};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, REVISION_PATTERN, Spec};
 use crate::content::fence::{escape_for_prose, show_name, structured_name};
+use crate::content::{FenceText, Rendered};
 
 pub(super) const SPEC: Spec = Spec {
     name: "git_blame",

@@ -8,10 +8,11 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitDiffArgs, Request};
 use moat_protocol::response::GitDiffOutput;
 
-use super::render::{FenceText, Rendered, fenced, obj, plural, stopped_json, withheld_sentence};
+use super::render::{fenced, obj, plural, stopped_json, withheld_sentence};
 use super::schema::{path_schema, scalars};
 use super::{Args, REVISION_PATTERN, Spec};
 use crate::content::fence::{escape_for_prose, structured_name};
+use crate::content::{FenceText, Rendered};
 
 pub(super) const SPEC: Spec = Spec {
     name: "git_diff",

@@ -8,12 +8,11 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitLogArgs, Request};
 use moat_protocol::response::{GitLogOutput, Limit};
 
-use super::render::{
-    FenceText, Rendered, cursor_line, fenced, obj, page_cursor, plural, stopped_json,
-};
+use super::render::{cursor_line, fenced, obj, page_cursor, plural, stopped_json};
 use super::schema::{cursor_schema, path_schema, scalars};
 use super::{Args, ITEM, REVISION_PATTERN, Spec};
 use crate::content::fence::escape_for_prose;
+use crate::content::{FenceText, Rendered};
 
 pub(super) const SPEC: Spec = Spec {
     name: "git_log",

@@ -8,9 +8,10 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitStatusArgs, Request};
 use moat_protocol::response::{GitStatusOutput, Limit};
 
-use super::render::{Rendered, continue_with, listing, obj, stopped_json, withheld_sentence};
+use super::render::{continue_with, listing, obj, stopped_json, withheld_sentence};
 use super::schema::scalars;
 use super::{Args, ITEM, Spec};
+use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
 
 pub(super) const SPEC: Spec = Spec {

@@ -8,11 +8,10 @@ use moat_protocol::limits;
 use moat_protocol::request::{ListDirectoryArgs, Request};
 use moat_protocol::response::{DirEntry, EntryKind, Limit, ListDirectoryOutput};
 
-use super::render::{
-    Rendered, cursor_line, listing, notes, obj, passed_over_notes, plural, stopped_json,
-};
+use super::render::{cursor_line, listing, notes, obj, passed_over_notes, plural, stopped_json};
 use super::schema::{cursor_schema, path_schema, scalars};
 use super::{Args, ITEM, Spec};
+use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
 
 pub(super) const SPEC: Spec = Spec {

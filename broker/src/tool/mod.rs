@@ -31,10 +31,10 @@ use moat_protocol::limits;
 use moat_protocol::request::Request;
 use moat_protocol::response::{GitShowOutput, RedactionCounts, Shown, ToolOutput};
 
+use crate::content::Rendered;
 use crate::cursor;
 use crate::mcp::schema::Validator;
 
-pub use render::{FenceText, Rendered, number_lines};
 use schema::{assessment_schema, object_schema, redaction_schema, stopped_by_schema};
 
 /// The git revision pattern: the characters of branch and tag names, hashes
@@ -381,12 +381,6 @@ impl Registry {
         self.tools.len()
     }
 
-    /// Whether no tool is declared.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
     /// A declared tool by name.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<(Tool, &Value)> {
@@ -399,12 +393,6 @@ impl Registry {
     /// Validate `args` against the tool's input schema.
     pub fn validate_input(&self, declaration: &Value, args: &Value) -> Result<(), String> {
         self.validator.validate(&declaration["inputSchema"], args)
-    }
-
-    /// Validate a tool's structured output against its output schema.
-    pub fn validate_output(&self, declaration: &Value, structured: &Value) -> Result<(), String> {
-        self.validator
-            .validate(&declaration["outputSchema"], structured)
     }
 }
 

@@ -8,9 +8,10 @@ use moat_protocol::limits;
 use moat_protocol::request::{ProjectOverviewArgs, Request};
 use moat_protocol::response::{Declares, Limit, ProjectOverviewOutput};
 
-use super::render::{Rendered, display, listing, obj, plural, stopped_json};
+use super::render::{display, listing, obj, plural, stopped_json};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
+use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
 
 pub(super) const SPEC: Spec = Spec {

@@ -6,10 +6,11 @@ use moat_protocol::limits;
 use moat_protocol::request::{ReadFileArgs, Request};
 use moat_protocol::response::ReadFileOutput;
 
-use super::render::{FenceText, Rendered, fenced, obj, stopped_json};
+use super::render::{fenced, obj, stopped_json};
 use super::schema::{path_schema, scalars};
 use super::{Args, Spec};
 use crate::content::fence::{show_name, structured_name};
+use crate::content::{FenceText, Rendered};
 
 pub(super) const SPEC: Spec = Spec {
     name: "read_file",
