@@ -18,7 +18,6 @@ pub mod json_out;
 pub mod jsonrpc;
 pub mod meta;
 pub mod resources;
-pub mod schema;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

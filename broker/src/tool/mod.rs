@@ -24,6 +24,7 @@ mod read_file;
 mod render;
 mod schema;
 mod search_code;
+mod validator;
 
 use serde_json::{Map, Value, json};
 
@@ -33,9 +34,9 @@ use moat_protocol::response::{GitShowOutput, RedactionCounts, Shown, ToolOutput}
 
 use crate::content::Rendered;
 use crate::cursor;
-use crate::mcp::schema::Validator;
 
 use schema::{assessment_schema, object_schema, redaction_schema, stopped_by_schema};
+use validator::Validator;
 
 /// The git revision pattern: the characters of branch and tag names, hashes
 /// and suffixes such as `~2`, `^` and `@{u}`, and no leading `-`, so a
