@@ -18,9 +18,9 @@ use tokio::io::{AsyncRead, ReadBuf};
 pub use crate::stdio::Line;
 use crate::stdio::LineReader;
 
-/// Reads `input` through a [`LineReader`] capped at `cap` bytes per line, the
-/// underlying reader handing over at most `chunks[i % chunks.len()]` bytes on
-/// its `i`th read (zero, or an empty `chunks`, counts as one byte). Returns
+/// Reads `input` through the stdio transport's `LineReader`, capped at
+/// `cap` bytes per line, the underlying reader handing over at most
+/// `chunks[i % chunks.len()]` bytes on its `i`th read (zero, or an empty `chunks`, counts as one byte). Returns
 /// every unit the reader yields, ending with [`Line::Eof`].
 ///
 /// The reader is always ready, so each line is produced by one poll; no

@@ -42,7 +42,7 @@
 //! The binary calls [`main`]; the content benchmark and the fuzz targets
 //! reach the content controls ([`Controls`], [`scan`], [`redact`]), the
 //! tools' rendering ([`Tool`], [`render`]), the JSON-RPC envelope
-//! ([`jsonrpc`]) and, with the `fuzzing` feature, [`fuzzing`].
+//! ([`jsonrpc`]) and, with the `fuzzing` feature, `fuzzing`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -80,6 +80,7 @@ pub(super) fn work(o: &DirectoryTreeOutput) -> usize {
     ITEM * o.entries.len()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
     let mut summary = format!(
         "{}: {} in {}",

@@ -65,6 +65,7 @@ pub(super) fn work(o: &FileOutlineOutput) -> usize {
         .sum::<usize>()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: FileOutlineOutput) -> Rendered {
     let language = o.language.clone().unwrap_or_else(|| "unknown".to_owned());
     let method = o.method.map_or("none", method_str);

@@ -78,6 +78,7 @@ pub(super) fn work(o: &FindFilesOutput) -> usize {
     ITEM * o.files.len()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: FindFilesOutput, root: &str) -> Rendered {
     let (skip, what) = match request {
         Request::FindFiles(a) => {

@@ -81,6 +81,7 @@ pub(super) fn work(o: &FindReferencesOutput) -> usize {
     o.references.iter().map(|r| ITEM + r.text.len()).sum()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: FindReferencesOutput, root: &str) -> Rendered {
     let (identifier, skip) = match request {
         Request::FindReferences(a) => (a.identifier.as_str(), a.skip),

@@ -88,6 +88,7 @@ pub(super) fn work(o: &FindSymbolOutput) -> usize {
             .sum::<usize>()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
     let (symbol, exact, kind) = match request {
         Request::FindSymbol(a) => (

@@ -77,6 +77,7 @@ pub(super) fn work(o: &GitBlameOutput) -> usize {
         .sum()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: GitBlameOutput) -> Rendered {
     let short: String = o.revision.chars().take(12).collect();
     let mut commits: Vec<&str> = o.groups.iter().map(|g| g.commit.commit.as_str()).collect();

@@ -64,6 +64,7 @@ pub(super) fn work(o: &GitDiffOutput) -> usize {
     o.diff.len()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: GitDiffOutput) -> Rendered {
     let for_path = if o.path.is_empty() {
         String::new()

@@ -63,6 +63,7 @@ pub(super) fn work(o: &GitLogOutput) -> usize {
     ITEM * o.commits.len()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: GitLogOutput) -> Rendered {
     let n = o.commits.len() as u64;
     let mut summary = plural(n, "commit", "commits");

@@ -90,6 +90,7 @@ pub(super) fn work(o: &GitShowOutput) -> usize {
     }
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: GitShowOutput) -> Rendered {
     let c = &o.commit;
     let mut structured = obj(json!({

@@ -70,6 +70,7 @@ pub(super) fn work(o: &GitStatusOutput) -> usize {
     ITEM * (o.staged.len() + o.unstaged.len() + o.untracked.len())
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
     let mut summary = match (&o.branch, &o.head) {
         (Some(b), None) => format!("On branch {}, no commits yet.", show_name(b)),

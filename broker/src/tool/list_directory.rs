@@ -70,6 +70,7 @@ pub(super) fn work(o: &ListDirectoryOutput) -> usize {
     ITEM * o.entries.len()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: ListDirectoryOutput) -> Rendered {
     let shown = if o.path == "." {
         ".".to_owned()

@@ -64,6 +64,7 @@ pub(super) fn work(o: &ProjectOverviewOutput) -> usize {
     ITEM * (o.languages.len() + o.manifests.len() + o.entry_points.len() + o.largest_files.len())
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
     let mut summary = format!(
         "{}, {} bytes under {}\nVersion control: {}.",

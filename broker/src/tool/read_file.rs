@@ -60,6 +60,7 @@ pub(super) fn work(o: &ReadFileOutput) -> usize {
     o.text.len()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: ReadFileOutput) -> Rendered {
     let summary = if o.total_lines == 0 {
         format!(

@@ -96,6 +96,7 @@ pub(super) fn work(o: &SearchCodeOutput) -> usize {
         .sum()
 }
 
+/// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(request: &Request, o: SearchCodeOutput, root: &str) -> Rendered {
     let (pattern, regex) = match request {
         Request::SearchCode(a) => (a.pattern.as_str(), a.regex),
