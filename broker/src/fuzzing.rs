@@ -15,8 +15,8 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
-pub use crate::stdio::Line;
-use crate::stdio::LineReader;
+pub use crate::transport::stdio::Line;
+use crate::transport::stdio::LineReader;
 
 /// Reads `input` through the stdio transport's `LineReader`, capped at
 /// `cap` bytes per line, the underlying reader handing over at most

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `app/` | the command line, its subcommands (`doctor`, `healthcheck`, `call`, `tools`), exit codes, the one stdout printer for them, process hardening |
 //! | `config.rs` | the configuration layers and their invariants |
-//! | `stdio.rs`, `http/` | the transports: framing, connection and body caps, authentication, origins |
+//! | `transport/` (`stdio.rs`, `http/`) | the transports: framing, connection and body caps, authentication, origins |
 //! | `mcp/` | protocol eras, envelopes, `_meta`, dispatch of a request, argument validation |
 //! | `tool/` | the tools: one file each (declaration, request mapping, rendering, fence label) and the registry |
 //! | `content/` | the content controls: redaction of what leaves, fences, the injection scanner |
@@ -23,7 +23,7 @@
 //! The broker trusts its configuration and nothing else:
 //!
 //! * the **client** (stdio or HTTP) sends arbitrary bytes: framing is capped
-//!   (`stdio.rs`, `http/`), envelopes and `_meta` are validated (`mcp/`), tool
+//!   (`transport/`), envelopes and `_meta` are validated (`mcp/`), tool
 //!   arguments are checked against the published schemas before anything
 //!   runs (`tool/`, `mcp/schema.rs`);
 //! * the **workspace content** is hostile: it is read only by confined
@@ -35,7 +35,7 @@
 //!   the first surprise. `error.rs` alone decides what a client is told.
 //!
 //! Nothing but protocol messages is ever written to stdout in `serve`
-//! (`stdio.rs` owns it; logs go to stderr through `logging.rs`).
+//! (`transport/stdio.rs` owns it; logs go to stderr through `logging.rs`).
 //!
 //! # What other crates use
 //!
@@ -54,13 +54,12 @@ mod cursor;
 mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
-mod http;
 mod logging;
 mod mcp;
 mod metrics;
-mod stdio;
 mod supervisor;
 mod tool;
+mod transport;
 
 pub use app::main;
 pub use content::scan;

@@ -36,8 +36,8 @@ use prometheus_client::registry::{Registry, Unit};
 use tokio::net::TcpListener;
 
 use crate::audit::Facts;
-use crate::http::auth;
 use crate::tool::Tool;
+use crate::transport::http::auth;
 
 type Labels = Vec<(&'static str, &'static str)>;
 type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;

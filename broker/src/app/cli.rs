@@ -152,7 +152,7 @@ fn load(sources: &Sources, transport: Transport) -> Result<Config, ExitCode> {
 
 /// The async runtime for `transport`.
 ///
-/// stdio serves one client and at most [`crate::stdio::MAX_IN_FLIGHT`]
+/// stdio serves one client and at most [`crate::transport::stdio::MAX_IN_FLIGHT`]
 /// requests, and the tool work itself runs in the worker processes, so the
 /// broker's share (framing, rendering, the content controls) runs on one
 /// thread: no request's state crosses threads, and no wake-up goes through
@@ -227,8 +227,8 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
             return i32::from(EXIT_FAILED);
         }
         match transport {
-            Transport::Stdio => crate::stdio::serve(server).await,
-            Transport::Http => crate::http::serve(server).await,
+            Transport::Stdio => crate::transport::stdio::serve(server).await,
+            Transport::Http => crate::transport::http::serve(server).await,
         }
     });
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
