@@ -29,12 +29,13 @@ use moat_protocol::request::SymbolKind;
 use moat_protocol::response::{Definition, SymbolMethod};
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
-use super::{CompiledQuery, Language, MAX_SCOPE_DEPTH, cut_signature};
+use super::{CompiledQuery, KindCounts, Language, MAX_SCOPE_DEPTH, cut_signature};
 
 /// What parsing one file gave.
 pub(crate) enum Outcome {
-    /// The file parsed cleanly; its definitions, in source order.
-    Parsed(Vec<Definition>),
+    /// The file parsed cleanly; its definitions, in source order, and how
+    /// many definitions of the name it has under the kinds the query left out.
+    Parsed(Vec<Definition>, KindCounts),
     /// The file has a syntax error in every grammar tried.
     SyntaxError,
     /// The deadline passed during the parse.
@@ -146,8 +147,10 @@ pub(crate) fn definitions(
     source: &str,
     deadline: Option<Instant>,
 ) -> Outcome {
-    match extents(query, lang, rel_path, source, deadline) {
-        Ok(found) => Outcome::Parsed(found.into_iter().map(|(d, _)| d).collect()),
+    match parse_file(query, lang, rel_path, source, deadline) {
+        Ok((found, other_kinds)) => {
+            Outcome::Parsed(found.into_iter().map(|(d, _)| d).collect(), other_kinds)
+        }
         Err(outcome) => outcome,
     }
 }
@@ -171,6 +174,17 @@ pub(crate) fn extents(
     source: &str,
     deadline: Option<Instant>,
 ) -> Result<Vec<(Definition, Extent)>, Outcome> {
+    parse_file(query, lang, rel_path, source, deadline).map(|(found, _)| found)
+}
+
+/// The one parse behind [`definitions`] and [`extents`].
+fn parse_file(
+    query: &CompiledQuery,
+    lang: Language,
+    rel_path: &str,
+    source: &str,
+    deadline: Option<Instant>,
+) -> Result<(Vec<(Definition, Extent)>, KindCounts), Outcome> {
     for &grammar in grammars(lang, rel_path) {
         match parse(grammar, source, deadline) {
             Parsed::Tree(tree) => {
@@ -392,6 +406,8 @@ pub(crate) struct Cx<'a> {
     /// The node being visited (a definition emitted now ends where it does).
     visiting: Option<Node<'a>>,
     found: Vec<(usize, Definition, (Extent, u16))>,
+    /// Definitions of the name under a kind the query filtered out.
+    other_kinds: KindCounts,
 }
 
 impl<'a> Cx<'a> {
@@ -418,6 +434,7 @@ impl<'a> Cx<'a> {
             outer: None,
             visiting: None,
             found: Vec::new(),
+            other_kinds: KindCounts::default(),
         }
     }
 
@@ -461,7 +478,13 @@ impl<'a> Cx<'a> {
         kind: SymbolKind,
         signature: impl FnOnce(&Self) -> String,
     ) {
-        if name.is_empty() || !self.wants(name, kind) || self.is_full() {
+        if name.is_empty() || self.is_full() {
+            return;
+        }
+        if !self.wants(name, kind) {
+            if self.query.filters_out(kind) && self.query.matches_name(name) {
+                self.other_kinds.add(kind);
+            }
             return;
         }
         let signature = cut_signature(signature(self));
@@ -589,11 +612,12 @@ impl<'a> Cx<'a> {
         out.finish()
     }
 
-    fn finish(mut self) -> Vec<(Definition, Extent)> {
+    fn finish(mut self) -> (Vec<(Definition, Extent)>, KindCounts) {
         self.found.sort_by_key(|(offset, _, _)| *offset);
         self.found.truncate(self.query.max_results);
         let language = self.grammar.language();
-        self.found
+        let found = self
+            .found
             .into_iter()
             .map(|(_, d, (mut e, id))| {
                 language
@@ -602,7 +626,8 @@ impl<'a> Cx<'a> {
                     .clone_into(&mut e.node_kind);
                 (d, e)
             })
-            .collect()
+            .collect();
+        (found, self.other_kinds)
     }
 }
 
@@ -768,6 +793,28 @@ mod tests {
         let mut c = Collapsed::new(100);
         c.push("def f(\n    a,\n    b ,\n) :");
         assert_eq!(c.finish(), "def f(a, b,)");
+    }
+
+    #[test]
+    fn a_kind_filter_counts_the_kinds_it_leaves_out() {
+        let source =
+            "struct Limits;\nimpl Limits { fn limits() {} }\nfn Limits() {}\nstruct Other;\n";
+        let q = Query {
+            name: "Limits",
+            exact: true,
+            kind: Some(SymbolKind::Variable),
+        };
+        let found = find_in_source(Language::Rust, "src/lib.rs", source, &q);
+        assert!(found.definitions.is_empty());
+        assert_eq!(
+            found.other_kinds.into_vec(),
+            [(SymbolKind::Class, 1), (SymbolKind::Function, 1)]
+        );
+        // Without a filter nothing is left out, so nothing is counted.
+        let q = Query { kind: None, ..q };
+        let found = find_in_source(Language::Rust, "src/lib.rs", source, &q);
+        assert_eq!(found.definitions.len(), 2);
+        assert!(found.other_kinds.is_empty());
     }
 
     #[test]
