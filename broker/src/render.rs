@@ -586,16 +586,21 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
                     body.push('\n');
                 }
                 let method = method_str(d.method);
+                let language_kind = if d.language_kind.is_empty() {
+                    d.kind.as_str()
+                } else {
+                    d.language_kind.as_str()
+                };
                 let _ = write!(
                     body,
-                    "{}:{}  [{}, {method}]  {}",
+                    "{}:{}  [{language_kind}, {method}]  {}",
                     show_name(&d.path),
                     d.line,
-                    d.kind.as_str(),
                     signature
                 );
                 defs.push(json!({
                     "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind.as_str(),
+                    "language_kind": language_kind,
                     "line": d.line, "signature": signature, "path": structured_name(&d.path), "language": d.language,
                     "method": method
                 }));

@@ -188,6 +188,54 @@ fn the_other_kinds_are_all_counted_whatever_the_result_cap() {
 }
 
 #[test]
+fn each_definition_is_named_as_its_language_names_it() {
+    let fx = Fixture::new();
+    fx.file("src/lib.rs", "pub struct Limits;\npub trait Limits2 {}\n");
+    fx.file("web/api.ts", "export interface Limits3 { a: number }\n");
+    fx.file("cmd/main.go", "package main\nconst Limits4 = 1\n");
+    fx.file("lib/x.rb", "class Limits5\nend\n");
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let r = ok_result(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Limits", "exact": false}),
+        );
+        let fs = &r["structuredContent"];
+        let mut seen: Vec<(String, String, String)> = fs["definitions"]
+            .as_array()
+            .expect("definitions")
+            .iter()
+            .map(|d| {
+                (
+                    d["name"].as_str().unwrap_or("").to_owned(),
+                    d["kind"].as_str().unwrap_or("").to_owned(),
+                    d["language_kind"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        seen.sort();
+        let want = [
+            ("Limits", "class", "struct"),
+            ("Limits2", "class", "trait"),
+            ("Limits3", "class", "interface"),
+            ("Limits4", "variable", "const"),
+            ("Limits5", "class", "class"),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+            .collect();
+        assert_eq!(seen, want, "{mode:?}: {fs}");
+        let body = fenced(&r, "symbol-definitions");
+        assert!(
+            body.contains("src/lib.rs:1  [struct, parsed]  pub struct Limits"),
+            "{mode:?}: {body}"
+        );
+    }
+}
+
+#[test]
 fn typescript_is_parsed() {
     let fx = Fixture::demo_project();
     let mut m = start(&fx.root, Mode::Confined);

@@ -143,6 +143,7 @@ impl PatternSet {
                         path: rel_path.to_owned(),
                         language: lang.name().to_owned(),
                         method: SymbolMethod::Pattern,
+                        language_kind: String::new(),
                     },
                 ));
                 kept += 1;

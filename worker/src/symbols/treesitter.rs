@@ -31,11 +31,8 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::{CompiledQuery, KindCounts, Language, MAX_SCOPE_DEPTH, cut_signature};
 
-/// What parsing one file gave.
+/// Why a file gave no tree.
 pub(crate) enum Outcome {
-    /// The file parsed cleanly; its definitions, in source order, and how
-    /// many definitions of the name it has under the kinds the query left out.
-    Parsed(Vec<Definition>, KindCounts),
     /// The file has a syntax error in every grammar tried.
     SyntaxError,
     /// The deadline passed during the parse.
@@ -139,22 +136,6 @@ fn grammars(lang: Language, rel_path: &str) -> &'static [Grammar] {
     }
 }
 
-/// Parse `source` and collect the definitions `query` wants.
-pub(crate) fn definitions(
-    query: &CompiledQuery,
-    lang: Language,
-    rel_path: &str,
-    source: &str,
-    deadline: Option<Instant>,
-) -> Outcome {
-    match parse_file(query, lang, rel_path, source, deadline) {
-        Ok((found, other_kinds)) => {
-            Outcome::Parsed(found.into_iter().map(|(d, _)| d).collect(), other_kinds)
-        }
-        Err(outcome) => outcome,
-    }
-}
-
 /// Where a parsed definition ends and what its syntax node is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Extent {
@@ -165,20 +146,11 @@ pub(crate) struct Extent {
     pub(crate) node_kind: String,
 }
 
-/// As [`definitions`], with each definition's [`Extent`]; `Err` holds the
-/// outcome when the file did not parse (or the deadline passed).
+/// Parse `source` and collect the definitions `query` wants, in source
+/// order, each with its [`Extent`], and how many definitions of the name the
+/// file has under the kinds the query left out. `Err` says why the file gave
+/// no tree (a syntax error in every grammar tried, or the deadline passed).
 pub(crate) fn extents(
-    query: &CompiledQuery,
-    lang: Language,
-    rel_path: &str,
-    source: &str,
-    deadline: Option<Instant>,
-) -> Result<Vec<(Definition, Extent)>, Outcome> {
-    parse_file(query, lang, rel_path, source, deadline).map(|(found, _)| found)
-}
-
-/// The one parse behind [`definitions`] and [`extents`].
-fn parse_file(
     query: &CompiledQuery,
     lang: Language,
     rel_path: &str,
@@ -515,6 +487,7 @@ impl<'a> Cx<'a> {
             path: self.rel_path.to_owned(),
             language: self.lang.name().to_owned(),
             method: SymbolMethod::Parsed,
+            language_kind: String::new(),
         };
         let (end, node_kind) = self
             .visiting
