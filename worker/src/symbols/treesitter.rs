@@ -262,7 +262,7 @@ fn parse(grammar: Grammar, source: &str, deadline: Option<Instant>) -> Parsed {
     })
 }
 
-/// Fixed part of one file's parse-time allowance.
+/// Fixed part of one file's parse-time allowance (CPU time, see [`ParseClock`]).
 const PARSE_TIME_BASE: Duration = Duration::from_millis(50);
 /// Per-byte part of one file's parse-time allowance: healthy code parses at
 /// 2 to 15 MB/s (0.07 to 0.45 µs a byte, the slow end being one huge line),
@@ -273,6 +273,44 @@ const PARSE_TIME_BASE: Duration = Duration::from_millis(50);
 /// falls back to patterns and is reported unparseable.
 const PARSE_TIME_PER_BYTE: Duration = Duration::from_micros(2);
 
+/// Time a parse has spent: CPU time of this thread where the platform
+/// reports it, so a loaded machine (other processes, other walker threads)
+/// does not make healthy code look like runaway error recovery; wall-clock
+/// time elsewhere.
+struct ParseClock {
+    #[cfg(unix)]
+    cpu_at_start: Duration,
+    #[cfg(not(unix))]
+    started: Instant,
+}
+
+impl ParseClock {
+    fn start() -> ParseClock {
+        ParseClock {
+            #[cfg(unix)]
+            cpu_at_start: thread_cpu_time(),
+            #[cfg(not(unix))]
+            started: Instant::now(),
+        }
+    }
+
+    fn used(&self) -> Duration {
+        #[cfg(unix)]
+        return thread_cpu_time().saturating_sub(self.cpu_at_start);
+        #[cfg(not(unix))]
+        return self.started.elapsed();
+    }
+}
+
+#[cfg(unix)]
+fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
 fn parse_with(
     parser: &mut Parser,
     grammar: Grammar,
@@ -282,23 +320,26 @@ fn parse_with(
     if parser.set_language(&grammar.language()).is_err() {
         return Parsed::Error;
     }
-    let started = Instant::now();
+    let clock = ParseClock::start();
     let per_byte =
         PARSE_TIME_PER_BYTE.saturating_mul(u32::try_from(source.len()).unwrap_or(u32::MAX));
-    let allowance = started.checked_add(PARSE_TIME_BASE.saturating_add(per_byte));
+    let allowance = PARSE_TIME_BASE.saturating_add(per_byte);
     let mut timed_out = false;
+    let mut calls: u32 = 0;
     let mut progress = |state: &ParseState| {
         if state.has_error() {
             // Every parse version is recovering from an error: the tree will
             // have an ERROR node, so stop now rather than finish the recovery.
             return ControlFlow::Break(());
         }
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             timed_out = true;
             return ControlFlow::Break(());
         }
-        if allowance.is_some_and(|a| now >= a) {
+        // The allowance is CPU time (a system call to read), looked at
+        // every few calls.
+        calls = calls.wrapping_add(1);
+        if calls % 8 == 0 && clock.used() >= allowance {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
