@@ -339,7 +339,7 @@ fn parse_with(
         // The allowance is CPU time (a system call to read), looked at
         // every few calls.
         calls = calls.wrapping_add(1);
-        if calls % 8 == 0 && clock.used() >= allowance {
+        if calls.is_multiple_of(8) && clock.used() >= allowance {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
