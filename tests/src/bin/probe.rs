@@ -1,5 +1,5 @@
 //! Sandbox probe: enters moat's real worker sandbox
-//! (`moat_worker::sandbox::enter`), then tries ONE named action and reports
+//! (`moat_sandbox::enter`), then tries ONE named action and reports
 //! what happened, like firecracker's seccomp demos
 //! (`src/firecracker/examples/seccomp/{harmless,malicious,panic}.rs`).
 //! Driven by `tests/tests/suite/sandbox.rs`; `bench/sandbox-spawn.sh` uses
@@ -58,9 +58,9 @@ mod driver;
 #[path = "probe/moat_bench.rs"]
 mod moat_bench;
 
-/// Where the broker puts the worker's socket (`moat_worker::sandbox::SOCKET_FD`).
+/// Where the broker puts the worker's socket (`moat_sandbox::SOCKET_FD`).
 #[cfg(target_os = "linux")]
-const SOCKET_FD: i32 = moat_worker::sandbox::SOCKET_FD;
+const SOCKET_FD: i32 = moat_sandbox::SOCKET_FD;
 
 /// Errors of the probe itself (not of the action it tries).
 #[cfg(target_os = "linux")]

@@ -1,5 +1,5 @@
 //! Worker sandbox, from the inside: drives `probe` (`tests/src/bin/probe.rs`),
-//! which enters moat's real sandbox code (`moat_worker::sandbox::enter`) the
+//! which enters moat's real sandbox code (`moat_sandbox::enter`) the
 //! way a worker does and tries one action; each test asserts what the kernel
 //! did. Built for a kernel with Landlock ABI ≥ 6 and seccomp (the test
 //! machine: Linux 6.18, ABI 7, root): nothing is skipped, a missing feature
