@@ -214,7 +214,7 @@ fn nothing_can_loosen_the_sandbox_or_leave_the_allowed_arguments() {
     }
 }
 
-/// Each argument condition of the allow-list (`seccomp/README.md`, "Argument
+/// Each argument condition of the allow-list (`sandbox/seccomp/README.md`, "Argument
 /// conditions in use"): the case the worker needs passes, a perturbed one
 /// kills, like firecracker's `test_seccomp_validate.py`.
 #[test]
