@@ -18,7 +18,7 @@
 //! spawns itself as `child` the way the broker spawns a worker: environment
 //! cleared, stdin and stdout null, the socket on fd 3 (`dup2` in `pre_exec`),
 //! its own process group, `PR_SET_PDEATHSIG(SIGKILL)` with a parent check. The
-//! child ([`actions`]) calls `sandbox::enter`, sends `ready`, performs the
+//! child ([`actions`]) calls `moat_sandbox::enter`, sends `ready`, performs the
 //! action and sends `result`. The parent prints `key=value` lines: `ready_ms`,
 //! `report`, `reply`, `thread` (one per thread, read from
 //! `/proc/<pid>/task/*/status` by the parent: the child cannot read `/proc`),

@@ -3,11 +3,10 @@
 //! * [`containment`]: turns a requested path into a [`ContainedPath`], the
 //!   only way to name a file; checks the path stays beneath the root (through
 //!   symbolic links too) and is not denied.
-//! * [`open`]: the opener, the only code that opens, stats or lists a
-//!   [`ContainedPath`]: without following any link (`openat2` with
-//!   `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` from the root directory fd on
-//!   Linux), fstats the *opened* descriptor, and refuses special files and
-//!   hard links.
+//! * [`open`]: the opener. Opens, stats and lists a [`ContainedPath`] without
+//!   following any link (`openat2` with `RESOLVE_BENEATH |
+//!   RESOLVE_NO_SYMLINKS` from the root directory fd on Linux), fstats the
+//!   *opened* descriptor, and refuses special files and hard links.
 //! * [`denylist`]: names moat never reads.
 //! * [`skiplist`]: generated trees that walks skip.
 
