@@ -53,9 +53,9 @@ use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
-use crate::pattern;
+use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
+use crate::search_regex;
 use crate::sources;
 use crate::walk;
 use crate::workspace::Workspace;
@@ -67,8 +67,8 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let start = containment::resolve(ws, &args.path)?;
-    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
-    let matcher = pattern::build(&args.pattern, args.regex, args.case_sensitive)?;
+    let meta = open::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let matcher = search_regex::build(&args.pattern, args.regex, args.case_sensitive)?;
     let globs = build_globs(&args.file_globs)?;
     let max_results = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
     // A later page finds the matches before it again (in the same order)
@@ -383,7 +383,7 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
         deadline,
     } = scan;
     let limit = ws.limits().max_file_bytes;
-    let (file, size) = match symlinks::open_for_scan(ws, rel) {
+    let (file, size) = match open::open_for_scan(ws, rel) {
         Ok(opened) => opened,
         Err(why) => return results.skipped(why.into()),
     };
@@ -394,7 +394,7 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
             Err(why) => return results.skipped(why),
         }
     } else {
-        let bytes = match symlinks::read_opened(file, size, limit) {
+        let bytes = match open::read_opened(file, size, limit) {
             Ok(b) => b,
             Err(why) => return results.skipped(why.into()),
         };

@@ -13,7 +13,7 @@ use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, CompiledQuery, Language, Query};
@@ -64,7 +64,7 @@ pub fn run(
         return Err(WireError::NotFound(Missing::EmptySymbol));
     }
     let start = containment::resolve(ws, &args.path)?;
-    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let meta = open::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
     let max = ws.limits().max_search_results as usize;
     // A later page finds the definitions before it again (in the same
     // order) and skips them.
@@ -85,7 +85,7 @@ pub fn run(
         let Some(lang) = Language::from_path(rel) else {
             return true;
         };
-        let bytes = match symlinks::read_for_scan(ws, rel, file_cap) {
+        let bytes = match open::read_for_scan(ws, rel, file_cap) {
             Ok(b) => b,
             Err(why) => {
                 if let Ok(mut a) = acc.lock() {

@@ -1,5 +1,11 @@
-//! Opening a [`ContainedPath`] without following links, and refusing what
-//! must not be read.
+//! The opener: reads a [`ContainedPath`] ([`open_file`], [`read_for_scan`],
+//! [`read_dir`]) and stats it ([`stat`], [`stat_rel`]) without following any
+//! link, and refuses what must not be read: special files (FIFOs, sockets,
+//! devices) and hard links.
+//!
+//! [`containment`](super::containment) decides which path a request names;
+//! this module makes the kernel hold it to that path at the moment of the
+//! open.
 //!
 //! On Linux every open is `openat2(root_fd, rel, .., RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: the kernel refuses any
