@@ -30,8 +30,8 @@ ENV RUSTUP_TOOLCHAIN=1.95.0 \
     CARGO_TERM_COLOR=never \
     CARGO_INCREMENTAL=0
 COPY . .
-# --locked: exactly Cargo.lock. The seccomp policies (seccomp/*.json) are
-# compiled into the binary here, by worker/build.rs. Debug line tables are
+# --locked: exactly Cargo.lock. The seccomp policies (sandbox/seccomp/*.json)
+# are compiled into the binary here, by sandbox/build.rs. Debug line tables are
 # stripped from the copy that ships (panics abort; nothing symbolises them in
 # the container), which halves the image.
 RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \

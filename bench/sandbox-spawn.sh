@@ -9,7 +9,7 @@
 # 1. probe bench N / probe bench N --no-confine
 #    Spawn a child the way the broker spawns a worker (socketpair on fd 3,
 #    built environment, own process group, parent-death signal), let it run
-#    moat_worker::sandbox::enter — fds, stdio, dumpable, rlimits,
+#    moat_sandbox::enter — fds, stdio, dumpable, rlimits,
 #    no_new_privs, then (confined) Landlock and the seccomp allow-list — and
 #    time spawn → its "ready" line, then spawn → reaped. The difference between
 #    the two lines is the cost of Landlock + seccomp.

@@ -347,6 +347,10 @@ pub struct Definition {
     pub language: String,
     /// Parsed or pattern.
     pub method: SymbolMethod,
+    /// What the language calls the definition (`struct`, `trait`,
+    /// `interface`, `const`, `def`, ...): `kind` is the coarse class a
+    /// filter matches, this is the word its source uses.
+    pub language_kind: String,
 }
 
 /// Output of `find_symbol`.

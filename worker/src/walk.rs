@@ -116,9 +116,9 @@ impl SkipReason {
     }
 }
 
-impl From<crate::fs::symlinks::ScanSkip> for SkipReason {
-    fn from(s: crate::fs::symlinks::ScanSkip) -> SkipReason {
-        use crate::fs::symlinks::ScanSkip;
+impl From<crate::fs::open::ScanSkip> for SkipReason {
+    fn from(s: crate::fs::open::ScanSkip) -> SkipReason {
+        use crate::fs::open::ScanSkip;
         match s {
             ScanSkip::TooLarge => SkipReason::TooLarge,
             // Listed as a regular file, something else when opened.

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// Whether the kernel offers Landlock.
 #[must_use]
 pub fn landlock_available() -> bool {
-    moat_worker::sandbox::landlock_abi() > 0
+    moat_sandbox::landlock_abi() > 0
 }
 
 /// The report's checks in order: a label and its value (text, number or
@@ -138,11 +138,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         }
     };
     line(&mut out, "sandbox mode", mode);
-    line(
-        &mut out,
-        "landlock abi",
-        moat_worker::sandbox::landlock_abi(),
-    );
+    line(&mut out, "landlock abi", moat_sandbox::landlock_abi());
     line(&mut out, "workers", config.sandbox.workers);
     line(
         &mut out,
@@ -159,7 +155,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
                 line(&mut out, "fs restricted", report.fs_restricted);
                 line(&mut out, "tcp denied", report.tcp_denied);
                 line(&mut out, "ipc scoped", report.ipc_scoped);
-                let seccomp = match (report.seccomp, moat_worker::sandbox::seccomp_policy()) {
+                let seccomp = match (report.seccomp, moat_sandbox::seccomp_policy()) {
                     (true, Some((file, insns))) => {
                         format!(
                             "allow-list installed: {file} ({insns} BPF instructions; anything else kills the worker)"

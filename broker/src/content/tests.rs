@@ -134,6 +134,7 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
                 path: name.to_owned(),
                 language: "python".into(),
                 method: SymbolMethod::Parsed,
+                language_kind: "def".into(),
             }],
             unparseable_files: vec![name.to_owned()],
             other_kinds: Vec::new(),

@@ -666,7 +666,7 @@ fn start_worker(
     ),
     String,
 > {
-    use moat_worker::sandbox::spawn::{SpawnSpec, spawn_worker};
+    use moat_sandbox::spawn::{SpawnSpec, spawn_worker};
     let args = [OsStr::new(super::WORKER_SUBCOMMAND)];
     // Built, not inherited. HOME points nowhere so nothing falls back to the
     // password database (glibc would try the nscd socket: SIGSYS).
@@ -702,7 +702,7 @@ fn start_worker(
             child.wait().ok()
         });
         let code = status.and_then(|s| s.code());
-        match code.and_then(moat_worker::process::describe_exit_code) {
+        match code.and_then(moat_worker::serve::describe_exit_code) {
             Some(reason) => format!("{msg}: {reason}"),
             None => match status {
                 Some(s) => format!("{msg} ({s})"),

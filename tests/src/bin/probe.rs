@@ -1,5 +1,5 @@
 //! Sandbox probe: enters moat's real worker sandbox
-//! (`moat_worker::sandbox::enter`), then tries ONE named action and reports
+//! (`moat_sandbox::enter`), then tries ONE named action and reports
 //! what happened, like firecracker's seccomp demos
 //! (`src/firecracker/examples/seccomp/{harmless,malicious,panic}.rs`).
 //! Driven by `tests/tests/suite/sandbox.rs`; `bench/sandbox-spawn.sh` uses
@@ -18,7 +18,7 @@
 //! spawns itself as `child` the way the broker spawns a worker: environment
 //! cleared, stdin and stdout null, the socket on fd 3 (`dup2` in `pre_exec`),
 //! its own process group, `PR_SET_PDEATHSIG(SIGKILL)` with a parent check. The
-//! child ([`actions`]) calls `sandbox::enter`, sends `ready`, performs the
+//! child ([`actions`]) calls `moat_sandbox::enter`, sends `ready`, performs the
 //! action and sends `result`. The parent prints `key=value` lines: `ready_ms`,
 //! `report`, `reply`, `thread` (one per thread, read from
 //! `/proc/<pid>/task/*/status` by the parent: the child cannot read `/proc`),
@@ -58,9 +58,9 @@ mod driver;
 #[path = "probe/moat_bench.rs"]
 mod moat_bench;
 
-/// Where the broker puts the worker's socket (`moat_worker::sandbox::SOCKET_FD`).
+/// Where the broker puts the worker's socket (`moat_sandbox::SOCKET_FD`).
 #[cfg(target_os = "linux")]
-const SOCKET_FD: i32 = moat_worker::sandbox::SOCKET_FD;
+const SOCKET_FD: i32 = moat_sandbox::SOCKET_FD;
 
 /// Errors of the probe itself (not of the action it tries).
 #[cfg(target_os = "linux")]

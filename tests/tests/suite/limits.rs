@@ -314,3 +314,128 @@ fn a_limit_out_of_bounds_refuses_to_start() {
         assert!(rest.is_empty(), "nothing on stdout: {rest:?}");
     }
 }
+
+/// A search of a file larger than `max_file_bytes` (streamed in pages) and
+/// of the same file searched whole must give the same answer.
+#[test]
+fn search_code_searches_files_larger_than_max_file_bytes() {
+    let fx = Fixture::new();
+    // ~600 KB: three pages of the smallest page size, with a match every
+    // 997 lines, so matches and their context fall on page boundaries too.
+    let mut body = String::new();
+    for i in 1..=50_000 {
+        if i % 997 == 0 {
+            body.push_str(&format!("needle at {i}\n"));
+        } else {
+            body.push_str(&format!("row {i:05}\n"));
+        }
+    }
+    fx.file("big.txt", &body);
+    fx.file("small.txt", "needle in a small file\n");
+    let search = json!({"pattern": "needle", "context_lines": 2, "max_results": 200});
+    for mode in Mode::BOTH {
+        let whole = Options::new(mode)
+            .env("MOAT_SANDBOX__MAX_FILE_BYTES", "4194304")
+            .env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000000");
+        let mut m = Moat::connect(&fx.root, &whole, Era::Modern);
+        let expected = call_ok(&mut m, "search_code", search.clone());
+        drop(m);
+        let e = &expected["structuredContent"];
+        assert_eq!(e["match_count"], 51, "{mode:?}: {e}");
+
+        let paged = Options::new(mode)
+            .env("MOAT_SANDBOX__MAX_FILE_BYTES", "1024")
+            .env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000000");
+        let mut m = Moat::connect(&fx.root, &paged, Era::Modern);
+        let r = call_ok(&mut m, "search_code", search.clone());
+        let s = &r["structuredContent"];
+        assert_eq!(s["matches"], e["matches"], "{mode:?}: {s}");
+        assert_eq!(s["match_count"], 51, "{mode:?}: {s}");
+        assert_eq!(s["files_skipped"], 0, "{mode:?}: {s}");
+        // The same fenced text (the fences' ids differ).
+        let inner = |t: String| {
+            let lines: Vec<&str> = t.lines().collect();
+            lines[1..lines.len().saturating_sub(1)].join("\n")
+        };
+        let inner_expected = inner(text(&expected, 1));
+        assert_eq!(inner(text(&r, 1)), inner_expected, "{mode:?}");
+        // The file alone, by its path.
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "needle at 4985$", "regex": true, "path": "big.txt"}),
+        );
+        let s = &r["structuredContent"];
+        assert_eq!(s["match_count"], 1, "{mode:?}: {s}");
+        assert_eq!(s["matches"][0]["line"], 4985, "{mode:?}: {s}");
+    }
+}
+
+#[test]
+fn a_streamed_search_is_redacted_with_its_context_and_is_no_oracle() {
+    let fx = Fixture::new();
+    let k = "PRIVATE KEY";
+    let filler: String = (0..4000).map(|i| format!("# filler line {i}\n")).collect();
+    // A key block of ~440 KB: the smallest page is 256 KiB, so a later page
+    // starts inside the block, far past its BEGIN line.
+    let key_lines: Vec<String> = (0..9000)
+        .map(|i| format!("MIIEpAIBAAKCAQEA{i:04}q7BFUpkGp3x9ZLm2Nb4Vc6Xw8"))
+        .collect();
+    let body = format!(
+        "{filler}password:\n  Zq8wLk2mPx7nRt4vYb3cD9hJ\n{filler}-----BEGIN RSA {k}-----\n{}\n-----END RSA {k}-----\n{filler}",
+        key_lines.join("\n")
+    );
+    assert!(body.len() > 600_000);
+    fx.file("dump.txt", &body);
+    for mode in Mode::BOTH {
+        let o = Options::new(mode).env("MOAT_SANDBOX__MAX_FILE_BYTES", "4096");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        for pattern in ["q7BFUpkGp3x9", "MIIEpAIBAAKCAQEA8", "Zq8wLk2m", "Zq8"] {
+            let r = call_ok(&mut m, "search_code", json!({"pattern": pattern}));
+            let s = &r["structuredContent"];
+            assert_eq!(s["match_count"], 0, "{mode:?} {pattern}: {s}");
+            assert!(!r.to_string().contains("ZLm2Nb4Vc6Xw8"), "{mode:?}: {r}");
+        }
+        // The filler is found, with its context, and no key material.
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "filler line 3999", "context_lines": 3, "max_results": 10}),
+        );
+        let s = &r["structuredContent"];
+        assert_eq!(s["match_count"], 3, "{mode:?}: {s}");
+        assert!(!r.to_string().contains("q7BFUpkGp3x9"), "{mode:?}: {r}");
+        assert!(!r.to_string().contains("Zq8wLk2m"), "{mode:?}: {r}");
+    }
+}
+
+#[test]
+fn a_large_binary_file_or_one_with_a_line_over_the_limit_is_skipped_and_counted() {
+    let fx = Fixture::new();
+    let rows: String = (0..30_000)
+        .map(|i| format!("row {i:05} marker\n"))
+        .collect();
+    fx.file("binary.dat", format!("{rows}\0tail marker\n"));
+    fx.file(
+        "long-line.txt",
+        format!("{rows}{}\nmarker\n", "x".repeat(5000)),
+    );
+    fx.file("fine.txt", format!("{rows}last marker\n"));
+    for mode in Mode::BOTH {
+        let o = Options::new(mode)
+            .env("MOAT_SANDBOX__MAX_FILE_BYTES", "4096")
+            .env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000000");
+        let mut m = Moat::connect(&fx.root, &o, Era::Modern);
+        let r = call_ok(
+            &mut m,
+            "search_code",
+            json!({"pattern": "marker$", "regex": true, "max_results": 1}),
+        );
+        let s = &r["structuredContent"];
+        assert_eq!(s["match_count"], 1, "{mode:?}: {s}");
+        assert_eq!(s["matches"][0]["path"], "fine.txt", "{mode:?}: {s}");
+        assert_eq!(s["files_skipped"], 2, "{mode:?}: {s}");
+        assert_eq!(s["skipped_reasons"]["binary"], 1, "{mode:?}: {s}");
+        assert_eq!(s["skipped_reasons"]["too_large"], 1, "{mode:?}: {s}");
+    }
+}

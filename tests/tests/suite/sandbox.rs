@@ -1,5 +1,5 @@
 //! Worker sandbox, from the inside: drives `probe` (`tests/src/bin/probe.rs`),
-//! which enters moat's real sandbox code (`moat_worker::sandbox::enter`) the
+//! which enters moat's real sandbox code (`moat_sandbox::enter`) the
 //! way a worker does and tries one action; each test asserts what the kernel
 //! did. Built for a kernel with Landlock ABI ≥ 6 and seccomp (the test
 //! machine: Linux 6.18, ABI 7, root): nothing is skipped, a missing feature
@@ -214,7 +214,7 @@ fn nothing_can_loosen_the_sandbox_or_leave_the_allowed_arguments() {
     }
 }
 
-/// Each argument condition of the allow-list (`seccomp/README.md`, "Argument
+/// Each argument condition of the allow-list (`sandbox/seccomp/README.md`, "Argument
 /// conditions in use"): the case the worker needs passes, a perturbed one
 /// kills, like firecracker's `test_seccomp_validate.py`.
 #[test]

@@ -271,7 +271,7 @@ fn doctor_reports_the_confinement_a_real_worker_reached() {
     let fx = Fixture::new();
     let (code, f, all) = doctor(&fx.root, &[("MOAT_SANDBOX__MODE", "confined")]);
     assert_eq!(code, 0, "{all}");
-    let abi = moat_worker::sandbox::landlock_abi();
+    let abi = moat_sandbox::landlock_abi();
     assert!(
         abi >= 6,
         "the test machine must offer Landlock ABI >= 6 (has {abi})"
@@ -288,8 +288,8 @@ fn doctor_reports_the_confinement_a_real_worker_reached() {
             "seccomp",
             format!(
                 "allow-list installed: {} ({} BPF instructions; anything else kills the worker)",
-                moat_worker::sandbox::seccomp_policy().unwrap().0,
-                moat_worker::sandbox::seccomp_policy().unwrap().1
+                moat_sandbox::seccomp_policy().unwrap().0,
+                moat_sandbox::seccomp_policy().unwrap().1
             ),
         ),
         ("no_new_privs", "true".to_owned()),

@@ -625,9 +625,9 @@ fn a_hard_link_to_an_outside_secret_is_never_searched() {
 }
 
 #[test]
-fn files_up_to_max_file_bytes_are_searched_and_larger_ones_skipped() {
+fn files_of_any_size_are_searched() {
     let fx = Fixture::new();
-    // 600 KB: searched with the default 1 MiB max_file_bytes.
+    // 600 KB: searched whole with the default 1 MiB max_file_bytes.
     fx.file("large.txt", "needle_big\n".repeat(55_000));
     let mut m = start(&fx.root, Mode::Confined);
     let sc = ok(
@@ -639,8 +639,9 @@ fn files_up_to_max_file_bytes_are_searched_and_larger_ones_skipped() {
     assert_eq!(sc["files_skipped"], 0, "{sc}");
     drop(m);
 
-    // With a smaller max_file_bytes: a file of exactly that size is
-    // searched, one byte more is skipped and counted.
+    // With a smaller max_file_bytes: a file of exactly that size is searched
+    // whole, one byte more is streamed in pages, and both answer for every
+    // line.
     let mut big = "needle_big\n".repeat(46_600);
     big.truncate(262_145);
     fx.file("big.txt", &big);
@@ -659,15 +660,23 @@ fn files_up_to_max_file_bytes_are_searched_and_larger_ones_skipped() {
         "search_code",
         json!({"pattern": "needle_big", "max_results": 1}),
     );
-    assert!(sc["files_skipped"].as_u64().unwrap() >= 1, "{sc}");
-    assert_eq!(match_paths(&sc), ["edge.txt"], "{sc}");
+    assert_eq!(sc["files_skipped"], 0, "{sc}");
+    assert_eq!(match_paths(&sc), ["big.txt"], "{sc}");
     let sc = ok(
         &mut m,
         "search_code",
-        json!({"pattern": "needle_big", "path": "big.txt"}),
+        json!({"pattern": "needle_big", "path": "big.txt", "max_results": 1}),
     );
-    assert_eq!(sc["match_count"], 0, "{sc}");
-    assert_eq!(sc["files_skipped"], 1, "{sc}");
+    assert_eq!(sc["files_skipped"], 0, "{sc}");
+    assert_eq!(sc["matches"][0]["line"], 1, "{sc}");
+    assert_eq!(sc["stopped_by"], json!(["results"]), "{sc}");
+    let sc = ok(
+        &mut m,
+        "search_code",
+        json!({"pattern": "^need$", "regex": true, "path": "big.txt"}),
+    );
+    // The cut last line, 23,832nd of the file.
+    assert_eq!(sc["matches"][0]["line"], 262_144 / 11 + 1, "{sc}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Fail closed: a worker that cannot reach confinement exits with its step's
-//! code (70-79, `worker/src/sandbox/mod.rs`), never serves, and the broker
+//! code (70-79, `sandbox/src/lib.rs`), never serves, and the broker
 //! says why — `moat doctor` prints `worker FAILED: <reason>`, a tool call gets
 //! `worker_failed` at once instead of hanging, and `serve` logs
 //! `worker.spawn_failed` with the reason.

@@ -5,7 +5,7 @@
 use moat_tests::{Fixture, Mode, text};
 use serde_json::json;
 
-use super::tools_util::{defs, fenced, ok, ok_result, refused, schema_refused, start};
+use super::tools_util::{defs, fenced, ok, ok_result, refused, schema_refused, start, start_with};
 
 #[test]
 fn a_class_is_parsed_at_line_6_in_both_modes() {
@@ -154,6 +154,84 @@ fn a_kind_filter_that_finds_nothing_names_the_kinds_the_name_has() {
             json!({"symbol": "Engine", "kind": "class"}),
         );
         assert!(found.get("other_kinds").is_none(), "{mode:?}: {found}");
+    }
+}
+
+#[test]
+fn the_other_kinds_are_all_counted_whatever_the_result_cap() {
+    // Thirty classes and three constants of the name, a result cap of two:
+    // the hint counts every one, not only what one answer could hold.
+    let fx = Fixture::new();
+    for i in 0..30 {
+        fx.file(&format!("m{i:02}.py"), "class Widget:\n    pass\n");
+    }
+    fx.file("consts.rs", "const Widget: u8 = 1;\n");
+    fx.file("more.go", "package m\nconst Widget = 1\nvar Widget2 = 2\n");
+    fx.file("c.rs", "static Widget: u8 = 2;\n");
+    for mode in Mode::BOTH {
+        let mut m = start_with(&fx.root, mode, &[("MOAT_SANDBOX__MAX_SEARCH_RESULTS", "2")]);
+        let fs = ok(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Widget", "kind": "method"}),
+        );
+        assert_eq!(fs["definition_count"], 0, "{mode:?}: {fs}");
+        let others = fs["other_kinds"].as_object().expect("other kinds");
+        assert_eq!(others["class"], 30, "{mode:?}: {fs}");
+        let rest: u64 = others
+            .iter()
+            .filter(|(k, _)| *k != "class")
+            .map(|(_, n)| n.as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(rest, 3, "{mode:?}: {fs}");
+    }
+}
+
+#[test]
+fn each_definition_is_named_as_its_language_names_it() {
+    let fx = Fixture::new();
+    fx.file("src/lib.rs", "pub struct Limits;\npub trait Limits2 {}\n");
+    fx.file("web/api.ts", "export interface Limits3 { a: number }\n");
+    fx.file("cmd/main.go", "package main\nconst Limits4 = 1\n");
+    fx.file("lib/x.rb", "class Limits5\nend\n");
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let r = ok_result(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "Limits", "exact": false}),
+        );
+        let fs = &r["structuredContent"];
+        let mut seen: Vec<(String, String, String)> = fs["definitions"]
+            .as_array()
+            .expect("definitions")
+            .iter()
+            .map(|d| {
+                (
+                    d["name"].as_str().unwrap_or("").to_owned(),
+                    d["kind"].as_str().unwrap_or("").to_owned(),
+                    d["language_kind"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        seen.sort();
+        let want = [
+            ("Limits", "class", "struct"),
+            ("Limits2", "class", "trait"),
+            ("Limits3", "class", "interface"),
+            ("Limits4", "variable", "const"),
+            ("Limits5", "class", "class"),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+            .collect();
+        assert_eq!(seen, want, "{mode:?}: {fs}");
+        let body = fenced(&r, "symbol-definitions");
+        assert!(
+            body.contains("src/lib.rs:1  [struct, parsed]  pub struct Limits"),
+            "{mode:?}: {body}"
+        );
     }
 }
 

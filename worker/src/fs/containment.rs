@@ -14,7 +14,7 @@
 //! The denylist is then checked on the resolved path.
 //!
 //! This walk decides *what to answer*. It is not what keeps a request inside:
-//! the open that follows ([`super::symlinks`]) never follows a link at all
+//! the open that follows ([`super::open`]) never follows a link at all
 //! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` on Linux), so a link
 //! swapped in after this walk is refused by the kernel, and Landlock confines
 //! the worker underneath both.

@@ -3,16 +3,16 @@
 //! * [`containment`]: turns a requested path into a [`ContainedPath`], the
 //!   only way to name a file; checks the path stays beneath the root (through
 //!   symbolic links too) and is not denied.
-//! * [`symlinks`]: opens a [`ContainedPath`] without following any link
-//!   (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` from the root
-//!   directory fd on Linux), fstats the *opened* descriptor, and refuses
-//!   special files and hard links.
+//! * [`open`]: the opener. Opens, stats and lists a [`ContainedPath`] without
+//!   following any link (`openat2` with `RESOLVE_BENEATH |
+//!   RESOLVE_NO_SYMLINKS` from the root directory fd on Linux), fstats the
+//!   *opened* descriptor, and refuses special files and hard links.
 //! * [`denylist`]: names moat never reads.
 //! * [`skiplist`]: generated trees that walks skip.
 
 pub mod containment;
 pub mod denylist;
+pub mod open;
 pub mod skiplist;
-pub mod symlinks;
 
 pub use containment::ContainedPath;

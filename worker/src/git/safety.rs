@@ -25,7 +25,7 @@
 use moat_protocol::wire_error::{UnsafeRule, WireError};
 
 use crate::deadline::Deadline;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::workspace::Workspace;
 
 /// Control files read at most, summed over `refs/`, `logs/` and packs.
@@ -53,7 +53,7 @@ enum Seen {
 }
 
 fn look(ws: &Workspace, rel: &str) -> Seen {
-    match symlinks::stat_rel(ws, rel) {
+    match open::stat_rel(ws, rel) {
         Ok(m) => match m.kind {
             Kind::File => Seen::File { nlink: m.nlink },
             Kind::Directory => Seen::Dir,
@@ -89,7 +89,7 @@ fn control_dir(ws: &Workspace, rel: &str) -> Result<bool, WireError> {
 
 /// Read a small pointer file (already checked to be a regular file).
 fn read_pointer(ws: &Workspace, rel: &str, rule: UnsafeRule) -> Result<String, WireError> {
-    let bytes = symlinks::read_for_scan(ws, rel, MAX_POINTER_BYTES).map_err(|_| unsafe_(rule))?;
+    let bytes = open::read_for_scan(ws, rel, MAX_POINTER_BYTES).map_err(|_| unsafe_(rule))?;
     String::from_utf8(bytes).map_err(|_| unsafe_(rule))
 }
 
@@ -210,7 +210,7 @@ fn walk_files(
         }
         let path = crate::fs::ContainedPath::root().child_path(&d);
         let entries =
-            symlinks::read_dir(ws, &path).map_err(|_| unsafe_(UnsafeRule::ControlFileKind))?;
+            open::read_dir(ws, &path).map_err(|_| unsafe_(UnsafeRule::ControlFileKind))?;
         for e in entries {
             *budget = budget
                 .checked_sub(1)
@@ -239,7 +239,7 @@ fn check_objects(
     if !control_dir(ws, &objects)? {
         return Ok(());
     }
-    let entries = symlinks::read_dir(ws, &crate::fs::ContainedPath::root().child_path(&objects))
+    let entries = open::read_dir(ws, &crate::fs::ContainedPath::root().child_path(&objects))
         .map_err(|_| unsafe_(UnsafeRule::ControlFileKind))?;
     for e in &entries {
         *budget = budget

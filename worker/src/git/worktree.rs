@@ -1,7 +1,7 @@
 //! Work-tree bytes for git answers, read exactly as `read_file` reads them.
 //!
 //! A tracked path is resolved by [`containment::resolve`] (containment,
-//! denylist, symbolic-link policy) and opened by [`symlinks::open_file`]
+//! denylist, symbolic-link policy) and opened by [`open::open_file`]
 //! (`openat2` beneath the root, no link followed, the opened descriptor must
 //! be a regular file with one link, at most `max_file_bytes`). What
 //! `read_file` would refuse is never read: the diff shows a one-line notice
@@ -12,7 +12,7 @@ use std::io::Read;
 
 use moat_protocol::wire_error::{Denial, Missing, Outside, TooLarge, WireError};
 
-use crate::fs::{containment, symlinks};
+use crate::fs::{containment, open};
 use crate::workspace::Workspace;
 
 /// What the work tree holds at a tracked path.
@@ -38,7 +38,7 @@ pub fn read(ws: &Workspace, rel: &str, mode: u32) -> Side {
         Err(e) => return refusal(&e),
     };
     let limit = ws.limits().max_file_bytes;
-    let mut opened = match symlinks::open_file(ws, &path, limit) {
+    let mut opened = match open::open_file(ws, &path, limit) {
         Ok(o) => o,
         Err(e) => return refusal(&e),
     };

@@ -135,6 +135,51 @@ pub struct FileDefinitions {
     /// The deadline passed while parsing; `definitions` is empty and the
     /// caller should stop (see [`CompiledQuery::find_in_source_until`]).
     pub timed_out: bool,
+    /// How many definitions of the name the file has under the kinds a kind
+    /// filter left out (empty without a filter): an empty answer can then
+    /// say what the name is instead of only "not found".
+    pub other_kinds: KindCounts,
+}
+
+/// Definitions counted by kind, in [`SymbolKind`] order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindCounts(Vec<(SymbolKind, u64)>);
+
+impl KindCounts {
+    /// Count one definition of `kind`.
+    pub fn add(&mut self, kind: SymbolKind) {
+        self.add_n(kind, 1);
+    }
+
+    fn add_n(&mut self, kind: SymbolKind, n: u64) {
+        match self.0.binary_search_by_key(&kind, |&(k, _)| k) {
+            Ok(i) => {
+                if let Some((_, count)) = self.0.get_mut(i) {
+                    *count = count.saturating_add(n);
+                }
+            }
+            Err(i) => self.0.insert(i, (kind, n)),
+        }
+    }
+
+    /// Add every count of `other`.
+    pub fn merge(&mut self, other: &KindCounts) {
+        for &(kind, n) in &other.0 {
+            self.add_n(kind, n);
+        }
+    }
+
+    /// Whether nothing was counted.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The counts, in [`SymbolKind`] order.
+    #[must_use]
+    pub fn into_vec(self) -> Vec<(SymbolKind, u64)> {
+        self.0
+    }
 }
 
 /// Why a [`Query`] cannot be compiled.
@@ -272,6 +317,11 @@ impl CompiledQuery {
         self.any_name || self.literal.is_match(source)
     }
 
+    /// Whether the query's kind filter leaves out definitions of `kind`.
+    fn filters_out(&self, kind: SymbolKind) -> bool {
+        self.kind.is_some_and(|k| k != kind)
+    }
+
     /// Whether a definition of this name and kind is wanted.
     fn wants(&self, name: &str, kind: SymbolKind) -> bool {
         self.kind.is_none_or(|k| k == kind) && self.matches_name(name)
@@ -302,30 +352,41 @@ impl CompiledQuery {
         let mut unparseable = false;
         if lang.is_parsed() {
             if source.len() <= PARSE_MAX_BYTES {
-                match treesitter::definitions(self, lang, rel_path, source, deadline) {
-                    treesitter::Outcome::Parsed(definitions) => {
+                match treesitter::extents(self, lang, rel_path, source, deadline) {
+                    Ok((found, other_kinds)) => {
                         return FileDefinitions {
-                            definitions,
+                            definitions: found
+                                .into_iter()
+                                .map(|(d, extent)| named(d, &extent, source).0)
+                                .collect(),
                             unparseable: false,
                             timed_out: false,
+                            other_kinds,
                         };
                     }
-                    treesitter::Outcome::TimedOut => {
+                    Err(treesitter::Outcome::TimedOut) => {
                         return FileDefinitions {
                             timed_out: true,
                             ..FileDefinitions::default()
                         };
                     }
-                    treesitter::Outcome::SyntaxError => {}
+                    Err(treesitter::Outcome::SyntaxError) => {}
                 }
             }
             unparseable = true;
         }
-        let definitions = self.patterns.find(self, lang, rel_path, source);
+        let mut other_kinds = KindCounts::default();
+        let mut definitions = self
+            .patterns
+            .find(self, lang, rel_path, source, &mut other_kinds);
+        for d in &mut definitions {
+            pattern_kind(d).clone_into(&mut d.language_kind);
+        }
         FileDefinitions {
             definitions,
             unparseable,
             timed_out: false,
+            other_kinds,
         }
     }
 }
@@ -394,18 +455,16 @@ pub fn outline(
     };
     if lang.is_parsed() && source.len() <= PARSE_MAX_BYTES {
         match treesitter::extents(&query, lang, rel_path, source, deadline) {
-            Ok(found) => {
+            Ok((found, _)) => {
                 let entries = found
                     .into_iter()
-                    .map(|(definition, extent)| OutlineEntry {
-                        kind: language_kind(
-                            &extent.node_kind,
-                            definition.kind,
-                            source,
-                            &definition,
-                        ),
-                        end_line: extent.end_line.max(definition.line),
-                        definition,
+                    .map(|(definition, extent)| {
+                        let (definition, kind) = named(definition, &extent, source);
+                        OutlineEntry {
+                            kind,
+                            end_line: extent.end_line.max(definition.line),
+                            definition,
+                        }
                     })
                     .collect();
                 return finish(entries, SymbolMethod::Parsed);
@@ -416,12 +475,16 @@ pub fn outline(
     }
     let entries = query
         .patterns
-        .find(&query, lang, rel_path, source)
+        .find(&query, lang, rel_path, source, &mut KindCounts::default())
         .into_iter()
-        .map(|definition| OutlineEntry {
-            kind: pattern_kind(&definition),
-            end_line: definition.line,
-            definition,
+        .map(|mut definition| {
+            let kind = pattern_kind(&definition);
+            kind.clone_into(&mut definition.language_kind);
+            OutlineEntry {
+                kind,
+                end_line: definition.line,
+                definition,
+            }
         })
         .collect();
     finish(entries, SymbolMethod::Pattern)
@@ -447,6 +510,18 @@ pub fn code_ranges(
 /// What the language calls a parsed definition, from the grammar's node
 /// kind: `find_symbol`'s kinds are coarse (a Rust `struct` and a Java
 /// `interface` are both `class` there); an outline names them as written.
+/// `definition` with [`Definition::language_kind`] filled in from its
+/// syntax node, and that word.
+fn named(
+    mut definition: Definition,
+    extent: &treesitter::Extent,
+    source: &str,
+) -> (Definition, &'static str) {
+    let word = language_kind(&extent.node_kind, definition.kind, source, &definition);
+    word.clone_into(&mut definition.language_kind);
+    (definition, word)
+}
+
 fn language_kind(
     node_kind: &str,
     kind: SymbolKind,

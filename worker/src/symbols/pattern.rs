@@ -30,7 +30,7 @@ use moat_protocol::request::SymbolKind;
 use moat_protocol::response::{Definition, SymbolMethod};
 use regex::{Regex, RegexBuilder};
 
-use super::{CompiledQuery, Language, collapse_whitespace};
+use super::{CompiledQuery, KindCounts, Language, collapse_whitespace};
 
 /// The five forms: kind, and the template with `{symbol}` where the name goes.
 const FORMS: [(SymbolKind, &str); 5] = [
@@ -95,18 +95,28 @@ impl PatternSet {
     }
 
     /// The definitions the forms find in `source`, in source order, at most
-    /// `query.max_results` of them.
+    /// `query.max_results` of them. Forms of a kind the query filters out
+    /// are run too, only to count their matches of the name in `other_kinds`.
     pub(crate) fn find(
         &self,
         query: &CompiledQuery,
         lang: Language,
         rel_path: &str,
         source: &str,
+        other_kinds: &mut KindCounts,
     ) -> Vec<Definition> {
         // (byte offset of the name, form index, definition)
         let mut found: Vec<(usize, usize, Definition)> = Vec::new();
         for (form, (kind, regex)) in self.forms.iter().enumerate() {
-            if query.kind.is_some_and(|k| k != *kind) {
+            if query.filters_out(*kind) {
+                for captures in regex.captures_iter(source) {
+                    if captures
+                        .name("name")
+                        .is_some_and(|name| query.matches_name(name.as_str()))
+                    {
+                        other_kinds.add(*kind);
+                    }
+                }
                 continue;
             }
             let mut line = 1u64;
@@ -133,6 +143,7 @@ impl PatternSet {
                         path: rel_path.to_owned(),
                         language: lang.name().to_owned(),
                         method: SymbolMethod::Pattern,
+                        language_kind: String::new(),
                     },
                 ));
                 kept += 1;
@@ -166,7 +177,9 @@ mod tests {
             kind: None,
         })
         .expect("compiles");
-        query.patterns.find(&query, lang, "f", source)
+        query
+            .patterns
+            .find(&query, lang, "f", source, &mut KindCounts::default())
     }
 
     fn summary(found: &[Definition]) -> Vec<(SymbolKind, u64, &str)> {
@@ -272,9 +285,19 @@ mod tests {
             kind: Some(SymbolKind::Type),
         })
         .expect("compiles");
-        let found = query
-            .patterns
-            .find(&query, Language::Go, "f", "class X\ntype X int\n");
+        let mut others = KindCounts::default();
+        let found = query.patterns.find(
+            &query,
+            Language::Go,
+            "f",
+            "class X\ntype X int\nfunc X() {}\nclass Y\n",
+            &mut others,
+        );
         assert_eq!(summary(&found), [(SymbolKind::Type, 2, "type X")]);
+        // The skipped forms are counted, for the name only.
+        assert_eq!(
+            others.into_vec(),
+            [(SymbolKind::Class, 1), (SymbolKind::Function, 1)]
+        );
     }
 }

@@ -29,12 +29,10 @@ use moat_protocol::request::SymbolKind;
 use moat_protocol::response::{Definition, SymbolMethod};
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
-use super::{CompiledQuery, Language, MAX_SCOPE_DEPTH, cut_signature};
+use super::{CompiledQuery, KindCounts, Language, MAX_SCOPE_DEPTH, cut_signature};
 
-/// What parsing one file gave.
+/// Why a file gave no tree.
 pub(crate) enum Outcome {
-    /// The file parsed cleanly; its definitions, in source order.
-    Parsed(Vec<Definition>),
     /// The file has a syntax error in every grammar tried.
     SyntaxError,
     /// The deadline passed during the parse.
@@ -138,20 +136,6 @@ fn grammars(lang: Language, rel_path: &str) -> &'static [Grammar] {
     }
 }
 
-/// Parse `source` and collect the definitions `query` wants.
-pub(crate) fn definitions(
-    query: &CompiledQuery,
-    lang: Language,
-    rel_path: &str,
-    source: &str,
-    deadline: Option<Instant>,
-) -> Outcome {
-    match extents(query, lang, rel_path, source, deadline) {
-        Ok(found) => Outcome::Parsed(found.into_iter().map(|(d, _)| d).collect()),
-        Err(outcome) => outcome,
-    }
-}
-
 /// Where a parsed definition ends and what its syntax node is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Extent {
@@ -162,15 +146,17 @@ pub(crate) struct Extent {
     pub(crate) node_kind: String,
 }
 
-/// As [`definitions`], with each definition's [`Extent`]; `Err` holds the
-/// outcome when the file did not parse (or the deadline passed).
+/// Parse `source` and collect the definitions `query` wants, in source
+/// order, each with its [`Extent`], and how many definitions of the name the
+/// file has under the kinds the query left out. `Err` says why the file gave
+/// no tree (a syntax error in every grammar tried, or the deadline passed).
 pub(crate) fn extents(
     query: &CompiledQuery,
     lang: Language,
     rel_path: &str,
     source: &str,
     deadline: Option<Instant>,
-) -> Result<Vec<(Definition, Extent)>, Outcome> {
+) -> Result<(Vec<(Definition, Extent)>, KindCounts), Outcome> {
     for &grammar in grammars(lang, rel_path) {
         match parse(grammar, source, deadline) {
             Parsed::Tree(tree) => {
@@ -276,7 +262,7 @@ fn parse(grammar: Grammar, source: &str, deadline: Option<Instant>) -> Parsed {
     })
 }
 
-/// Fixed part of one file's parse-time allowance.
+/// Fixed part of one file's parse-time allowance (CPU time, see [`ParseClock`]).
 const PARSE_TIME_BASE: Duration = Duration::from_millis(50);
 /// Per-byte part of one file's parse-time allowance: healthy code parses at
 /// 2 to 15 MB/s (0.07 to 0.45 µs a byte, the slow end being one huge line),
@@ -287,6 +273,44 @@ const PARSE_TIME_BASE: Duration = Duration::from_millis(50);
 /// falls back to patterns and is reported unparseable.
 const PARSE_TIME_PER_BYTE: Duration = Duration::from_micros(2);
 
+/// Time a parse has spent: CPU time of this thread where the platform
+/// reports it, so a loaded machine (other processes, other walker threads)
+/// does not make healthy code look like runaway error recovery; wall-clock
+/// time elsewhere.
+struct ParseClock {
+    #[cfg(unix)]
+    cpu_at_start: Duration,
+    #[cfg(not(unix))]
+    started: Instant,
+}
+
+impl ParseClock {
+    fn start() -> ParseClock {
+        ParseClock {
+            #[cfg(unix)]
+            cpu_at_start: thread_cpu_time(),
+            #[cfg(not(unix))]
+            started: Instant::now(),
+        }
+    }
+
+    fn used(&self) -> Duration {
+        #[cfg(unix)]
+        return thread_cpu_time().saturating_sub(self.cpu_at_start);
+        #[cfg(not(unix))]
+        return self.started.elapsed();
+    }
+}
+
+#[cfg(unix)]
+fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
 fn parse_with(
     parser: &mut Parser,
     grammar: Grammar,
@@ -296,23 +320,26 @@ fn parse_with(
     if parser.set_language(&grammar.language()).is_err() {
         return Parsed::Error;
     }
-    let started = Instant::now();
+    let clock = ParseClock::start();
     let per_byte =
         PARSE_TIME_PER_BYTE.saturating_mul(u32::try_from(source.len()).unwrap_or(u32::MAX));
-    let allowance = started.checked_add(PARSE_TIME_BASE.saturating_add(per_byte));
+    let allowance = PARSE_TIME_BASE.saturating_add(per_byte);
     let mut timed_out = false;
+    let mut calls: u32 = 0;
     let mut progress = |state: &ParseState| {
         if state.has_error() {
             // Every parse version is recovering from an error: the tree will
             // have an ERROR node, so stop now rather than finish the recovery.
             return ControlFlow::Break(());
         }
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             timed_out = true;
             return ControlFlow::Break(());
         }
-        if allowance.is_some_and(|a| now >= a) {
+        // The allowance is CPU time (a system call to read), looked at
+        // every few calls.
+        calls = calls.wrapping_add(1);
+        if calls.is_multiple_of(8) && clock.used() >= allowance {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
@@ -392,6 +419,8 @@ pub(crate) struct Cx<'a> {
     /// The node being visited (a definition emitted now ends where it does).
     visiting: Option<Node<'a>>,
     found: Vec<(usize, Definition, (Extent, u16))>,
+    /// Definitions of the name under a kind the query filtered out.
+    other_kinds: KindCounts,
 }
 
 impl<'a> Cx<'a> {
@@ -418,6 +447,7 @@ impl<'a> Cx<'a> {
             outer: None,
             visiting: None,
             found: Vec::new(),
+            other_kinds: KindCounts::default(),
         }
     }
 
@@ -461,7 +491,13 @@ impl<'a> Cx<'a> {
         kind: SymbolKind,
         signature: impl FnOnce(&Self) -> String,
     ) {
-        if name.is_empty() || !self.wants(name, kind) || self.is_full() {
+        if name.is_empty() || self.is_full() {
+            return;
+        }
+        if !self.wants(name, kind) {
+            if self.query.filters_out(kind) && self.query.matches_name(name) {
+                self.other_kinds.add(kind);
+            }
             return;
         }
         let signature = cut_signature(signature(self));
@@ -492,6 +528,7 @@ impl<'a> Cx<'a> {
             path: self.rel_path.to_owned(),
             language: self.lang.name().to_owned(),
             method: SymbolMethod::Parsed,
+            language_kind: String::new(),
         };
         let (end, node_kind) = self
             .visiting
@@ -589,11 +626,12 @@ impl<'a> Cx<'a> {
         out.finish()
     }
 
-    fn finish(mut self) -> Vec<(Definition, Extent)> {
+    fn finish(mut self) -> (Vec<(Definition, Extent)>, KindCounts) {
         self.found.sort_by_key(|(offset, _, _)| *offset);
         self.found.truncate(self.query.max_results);
         let language = self.grammar.language();
-        self.found
+        let found = self
+            .found
             .into_iter()
             .map(|(_, d, (mut e, id))| {
                 language
@@ -602,7 +640,8 @@ impl<'a> Cx<'a> {
                     .clone_into(&mut e.node_kind);
                 (d, e)
             })
-            .collect()
+            .collect();
+        (found, self.other_kinds)
     }
 }
 
@@ -768,6 +807,28 @@ mod tests {
         let mut c = Collapsed::new(100);
         c.push("def f(\n    a,\n    b ,\n) :");
         assert_eq!(c.finish(), "def f(a, b,)");
+    }
+
+    #[test]
+    fn a_kind_filter_counts_the_kinds_it_leaves_out() {
+        let source =
+            "struct Limits;\nimpl Limits { fn limits() {} }\nfn Limits() {}\nstruct Other;\n";
+        let q = Query {
+            name: "Limits",
+            exact: true,
+            kind: Some(SymbolKind::Variable),
+        };
+        let found = find_in_source(Language::Rust, "src/lib.rs", source, &q);
+        assert!(found.definitions.is_empty());
+        assert_eq!(
+            found.other_kinds.into_vec(),
+            [(SymbolKind::Class, 1), (SymbolKind::Function, 1)]
+        );
+        // Without a filter nothing is left out, so nothing is counted.
+        let q = Query { kind: None, ..q };
+        let found = find_in_source(Language::Rust, "src/lib.rs", source, &q);
+        assert_eq!(found.definitions.len(), 2);
+        assert!(found.other_kinds.is_empty());
     }
 
     #[test]

@@ -23,8 +23,8 @@ use moat_protocol::wire_error::WireError;
 
 use crate::deadline::Deadline;
 use crate::fs::containment::{self, ContainedPath};
+use crate::fs::open::{self, Kind, RawEntry};
 use crate::fs::skiplist;
-use crate::fs::symlinks::{self, Kind, RawEntry};
 use crate::workspace::Workspace;
 
 struct Node {
@@ -84,7 +84,7 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let top = containment::resolve(ws, &args.path)?;
-    let top_raw = symlinks::read_dir(ws, &top)?;
+    let top_raw = open::read_dir(ws, &top)?;
     let depth = args.depth.clamp(1, moat_protocol::limits::MAX_TREE_DEPTH);
     let cap = args.max_entries.clamp(1, ws.limits().max_directory_entries) as usize;
     let mut counts = Counts::default();
@@ -105,7 +105,7 @@ pub fn run(
         }
         let raw = match pending.take() {
             Some(raw) => raw,
-            None => match symlinks::read_dir(ws, &dir) {
+            None => match open::read_dir(ws, &dir) {
                 Ok(raw) => raw,
                 Err(_) => {
                     unreadable += 1;
@@ -191,7 +191,7 @@ pub fn run(
 
 /// How many entries listing `dir` would show (0 if it cannot be listed).
 fn count_visible(ws: &Workspace, dir: &ContainedPath, include_hidden: bool) -> u64 {
-    match symlinks::read_dir(ws, dir) {
+    match open::read_dir(ws, dir) {
         Ok(raw) => visible(ws, dir, raw, include_hidden, &mut Counts::default()).len() as u64,
         Err(_) => 0,
     }

@@ -15,7 +15,7 @@ use moat_protocol::response::{FileOutlineOutput, OutlineItem, ToolOutput};
 use moat_protocol::wire_error::WireError;
 
 use crate::deadline::Deadline;
-use crate::fs::{containment, symlinks};
+use crate::fs::{containment, open};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, Language};
@@ -33,7 +33,7 @@ pub fn run(
         return Err(WireError::NotAFile);
     }
     let limit = ws.limits().max_file_bytes;
-    let mut opened = symlinks::open_file(ws, &path, limit)?;
+    let mut opened = open::open_file(ws, &path, limit)?;
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
     let rel = path.rel();
     let Some(lang) = Language::from_path(rel) else {

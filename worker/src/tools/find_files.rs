@@ -23,7 +23,7 @@ use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::tools::search::build_globs;
 use crate::walk;
 use crate::workspace::Workspace;
@@ -39,7 +39,7 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let start = containment::resolve(ws, &args.path)?;
-    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Directory))?;
+    let meta = open::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Directory))?;
     match meta.kind {
         Kind::Directory => {}
         Kind::File => return Err(WireError::NotADirectory),
@@ -129,7 +129,7 @@ pub fn run(
 /// `skipped`) when it is gone, no longer a regular file, or a hard link
 /// that may not be served.
 fn listable_size(ws: &Workspace, rel: &str, skipped: &mut SkipReasons) -> Option<u64> {
-    let meta = match symlinks::stat_rel(ws, rel) {
+    let meta = match open::stat_rel(ws, rel) {
         Ok(m) => m,
         Err(e) => {
             walk::skip_reason_of(&e).count(skipped);

@@ -35,7 +35,7 @@ use regex::Regex;
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, Language};
@@ -70,8 +70,8 @@ struct Acc {
 
 /// The redacted text of a walked file, or why it was skipped.
 fn read_text(ws: &Workspace, rel: &str) -> Result<String, walk::SkipReason> {
-    let bytes = symlinks::read_for_scan(ws, rel, ws.limits().max_file_bytes)
-        .map_err(walk::SkipReason::from)?;
+    let bytes =
+        open::read_for_scan(ws, rel, ws.limits().max_file_bytes).map_err(walk::SkipReason::from)?;
     if memchr::memchr(0, &bytes).is_some() {
         return Err(walk::SkipReason::Binary);
     }
@@ -127,7 +127,7 @@ pub fn run(
     let re = Regex::new(&format!(r"\b{}\b", regex::escape(ident)))
         .map_err(|_| WireError::BadPattern(BadPattern::TooComplex))?;
     let start = containment::resolve(ws, &args.path)?;
-    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let meta = open::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
     let globs = build_globs(&args.file_globs)?;
     let page = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
     let need = args.skip.saturating_add(page as u64);

@@ -16,7 +16,7 @@
 //!   with `X` (not compared), never read through a side door. A no-follow
 //!   stat first tells a type change (`T`: a file that became a symbolic link,
 //!   a directory or a special file) and a deletion (`D`);
-//! * untracked paths come from moat's own listing ([`symlinks::read_dir`],
+//! * untracked paths come from moat's own listing ([`open::read_dir`],
 //!   `openat2` beneath the root, no link followed): symbolic links are
 //!   listed by name, never followed; special files are not listed (git does
 //!   not list them either); an untracked directory is one `dir/` entry and
@@ -43,7 +43,7 @@ use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::ContainedPath;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::git::worktree::{self, Side};
 use crate::git::{self, Entries, Repo};
 use crate::workspace::Workspace;
@@ -194,7 +194,7 @@ fn unstaged(
             // A submodule's work tree is not looked into.
             continue;
         }
-        let meta = match symlinks::stat_rel(ws, path) {
+        let meta = match open::stat_rel(ws, path) {
             Ok(m) => m,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 out.push(entry(path, 'D'));
@@ -252,7 +252,7 @@ impl Walk<'_> {
         let mut builder = GitignoreBuilder::new(self.host(dir));
         let mut any = false;
         for f in files {
-            let Ok(bytes) = symlinks::read_for_scan(self.ws, f, MAX_IGNORE_BYTES) else {
+            let Ok(bytes) = open::read_for_scan(self.ws, f, MAX_IGNORE_BYTES) else {
                 continue;
             };
             for line in String::from_utf8_lossy(&bytes).lines() {
@@ -304,7 +304,7 @@ impl Walk<'_> {
                 format!("{dir}/{name}")
             }
         };
-        let Ok(mut entries) = symlinks::read_dir(self.ws, &ContainedPath::root().child_path(dir))
+        let Ok(mut entries) = open::read_dir(self.ws, &ContainedPath::root().child_path(dir))
         else {
             return Ok(None);
         };

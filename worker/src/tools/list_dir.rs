@@ -8,14 +8,14 @@ use moat_protocol::request::ListDirectoryArgs;
 use moat_protocol::response::{DirEntry, EntryKind, ListDirectoryOutput, ToolOutput};
 use moat_protocol::wire_error::WireError;
 
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::fs::{containment, skiplist};
 use crate::workspace::Workspace;
 
 /// Run `list_directory`.
 pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireError> {
     let path = containment::resolve(ws, &args.path)?;
-    let mut raw = symlinks::read_dir(ws, &path)?;
+    let mut raw = open::read_dir(ws, &path)?;
     raw.sort_by_cached_key(|e| (e.name.to_lowercase(), e.name.clone()));
 
     let mut out = ListDirectoryOutput {

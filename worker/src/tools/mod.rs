@@ -22,6 +22,7 @@ pub mod overview;
 pub mod read_file;
 mod read_large;
 pub mod search;
+mod search_large;
 pub mod symbols;
 
 /// Run one request to completion (or to its deadline) and answer it.

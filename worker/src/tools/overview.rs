@@ -13,7 +13,7 @@ use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::overview::{classify, manifest};
 use crate::redact::RedactionReport;
 use crate::sources;
@@ -38,7 +38,7 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let start = containment::resolve(ws, &args.path)?;
-    match symlinks::stat(ws, &start).map(|m| m.kind) {
+    match open::stat(ws, &start).map(|m| m.kind) {
         Ok(Kind::Directory) => {}
         Ok(_) => return Err(WireError::NotADirectory),
         Err(_) => return Err(WireError::NotFound(Missing::Directory)),
@@ -50,13 +50,11 @@ pub fn run(
     };
     let summary = walk::walk(ws, &start, opts, deadline, || {
         |found: walk::Found<'_>| {
-            let size = symlinks::stat_rel(ws, found.rel)
-                .map(|m| m.size)
-                .unwrap_or(0);
+            let size = open::stat_rel(ws, found.rel).map(|m| m.size).unwrap_or(0);
             let lang = Language::from_path(found.rel);
             let lines = match lang {
                 Some(_) if size <= OVERVIEW_MAX_FILE_BYTES => {
-                    symlinks::read_for_scan(ws, found.rel, OVERVIEW_MAX_FILE_BYTES)
+                    open::read_for_scan(ws, found.rel, OVERVIEW_MAX_FILE_BYTES)
                         .map(|b| memchr::memchr_iter(b'\n', &b).count() as u64 + 1)
                         .unwrap_or(0)
                 }
@@ -115,14 +113,14 @@ pub fn run(
     let mut manifests = Vec::new();
     for name in manifest::MANIFESTS {
         let path = start.child(name);
-        let Ok(meta) = symlinks::stat(ws, &path) else {
+        let Ok(meta) = open::stat(ws, &path) else {
             continue;
         };
         if meta.kind != Kind::File {
             continue;
         }
         let declares = if meta.size > 0 && meta.size <= OVERVIEW_MAX_FILE_BYTES {
-            symlinks::read_for_scan(ws, path.rel(), OVERVIEW_MAX_FILE_BYTES)
+            open::read_for_scan(ws, path.rel(), OVERVIEW_MAX_FILE_BYTES)
                 .ok()
                 .and_then(|b| {
                     let text = sources::redact_source_bytes(ws.redactor(), &b, &mut report);
@@ -136,7 +134,7 @@ pub fn run(
             declares,
         });
     }
-    let git = symlinks::stat_rel(ws, ".git").is_ok();
+    let git = open::stat_rel(ws, ".git").is_ok();
     Ok(ToolOutput::ProjectOverview(ProjectOverviewOutput {
         path: start.display().to_owned(),
         total_files: a.total_files,

@@ -17,7 +17,7 @@ use moat_protocol::response::{Limit, ReadFileOutput, RedactionCounts, ToolOutput
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::deadline::Deadline;
-use crate::fs::{containment, symlinks};
+use crate::fs::{containment, open};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::workspace::Workspace;
@@ -35,7 +35,7 @@ pub fn run(
     let limit = ws.limits().max_file_bytes;
     // Every size is opened: the limit bounds what one answer holds, and a
     // larger file is answered from a bounded window of it.
-    let mut opened = symlinks::open_file(ws, &path, u64::MAX)?;
+    let mut opened = open::open_file(ws, &path, u64::MAX)?;
     if opened.size > limit {
         return super::read_large::run(
             ws,

@@ -78,49 +78,83 @@ impl Line {
     }
 }
 
+/// The lines before a window, kept as the redactor's context: at most
+/// [`CONTEXT_BYTES`] of them, and the `BEGIN` line of a PEM block still open
+/// at the window's start even when it is further back.
+#[derive(Default)]
+pub(crate) struct Before {
+    lines: VecDeque<Vec<u8>>,
+    bytes: usize,
+    open_block: Option<Vec<u8>>,
+    /// Whether `open_block` is still among `lines`.
+    block_in_lines: bool,
+}
+
+impl Before {
+    /// Keep one more line (`bytes` of a line `len` long: shorter when the
+    /// line was too long to keep whole), dropping the oldest beyond the
+    /// context.
+    pub(crate) fn keep(&mut self, bytes: Vec<u8>, len: usize) {
+        if len > CONTEXT_BYTES {
+            // Nothing before a line this long is context for what follows it.
+            self.lines.clear();
+            self.bytes = 0;
+            self.block_in_lines = false;
+            return;
+        }
+        if bytes.starts_with(b"-----BEGIN ") && len <= BEGIN_LINE_MAX {
+            self.open_block = Some(bytes.clone());
+            self.block_in_lines = true;
+        } else if bytes.starts_with(b"-----END ") {
+            self.open_block = None;
+            self.block_in_lines = false;
+        }
+        self.bytes += len + 1;
+        self.lines.push_back(bytes);
+        while self.bytes > CONTEXT_BYTES {
+            let Some(old) = self.lines.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len() + 1;
+            if self.block_in_lines && self.open_block.as_deref() == Some(old.as_slice()) {
+                self.block_in_lines = false;
+            }
+        }
+    }
+
+    /// Bytes [`write`](Self::write) appends, at most.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes + BEGIN_LINE_MAX + 1
+    }
+
+    /// Append the kept lines (each ended by `\n`) to `out`, after the open
+    /// block's `BEGIN` line when it is no longer among them, so the block's
+    /// body is judged as the block it is. Returns how many lines came before
+    /// the kept ones (0 or 1) and how many were kept.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) -> (usize, usize) {
+        let mut lead = 0;
+        if let (Some(begin), false) = (&self.open_block, self.block_in_lines) {
+            out.extend_from_slice(begin);
+            out.push(b'\n');
+            lead = 1;
+        }
+        for l in &self.lines {
+            out.extend_from_slice(l);
+            out.push(b'\n');
+        }
+        (lead, self.lines.len())
+    }
+}
+
 #[derive(Default)]
 struct Window {
-    before: VecDeque<Vec<u8>>,
-    before_bytes: usize,
-    open_block: Option<Vec<u8>>,
-    /// Whether `open_block` is still among the `before` lines.
-    block_in_before: bool,
+    before: Before,
     selected: Vec<Vec<u8>>,
     selected_bytes: usize,
     after: Vec<Vec<u8>>,
     after_bytes: usize,
     /// The requested range stopped early at the answer's byte bound.
     cut_at: Option<u64>,
-}
-
-impl Window {
-    fn keep_before(&mut self, line: Line) {
-        if line.len > CONTEXT_BYTES {
-            // Nothing before a line this long is context for what follows it.
-            self.before.clear();
-            self.before_bytes = 0;
-            self.block_in_before = false;
-            return;
-        }
-        if line.bytes.starts_with(b"-----BEGIN ") && line.len <= BEGIN_LINE_MAX {
-            self.open_block = Some(line.bytes.clone());
-            self.block_in_before = true;
-        } else if line.bytes.starts_with(b"-----END ") {
-            self.open_block = None;
-            self.block_in_before = false;
-        }
-        self.before_bytes += line.len + 1;
-        self.before.push_back(line.bytes);
-        while self.before_bytes > CONTEXT_BYTES {
-            let Some(old) = self.before.pop_front() else {
-                break;
-            };
-            self.before_bytes -= old.len() + 1;
-            if self.block_in_before && self.open_block.as_deref() == Some(old.as_slice()) {
-                self.block_in_before = false;
-            }
-        }
-    }
 }
 
 /// Answer `read_file` for lines `start..=requested_end` of a file larger
@@ -245,7 +279,7 @@ fn room(plan: &Plan, window: &Window) -> usize {
 
 fn finish(plan: &Plan, window: &mut Window, line: Line, number: u64) -> Result<(), WireError> {
     if number < plan.start {
-        window.keep_before(line);
+        window.before.keep(line.bytes, line.len);
     } else if number <= plan.end && window.cut_at.is_none() {
         if line.len + NUMBER_CHARS > room(plan, window) || line.bytes.len() < line.len {
             if window.selected.is_empty() {
@@ -288,25 +322,14 @@ fn answer(
 ) -> Result<ToolOutput, WireError> {
     let selected = window.selected.len();
     let end = plan.start + selected as u64 - 1;
-    let mut source = Vec::with_capacity(
-        window.before_bytes + window.selected_bytes + window.after_bytes + BEGIN_LINE_MAX,
-    );
-    let mut lead = 0;
-    if let (Some(begin), false) = (&window.open_block, window.block_in_before) {
-        source.extend_from_slice(begin);
-        source.push(b'\n');
-        lead += 1;
-    }
-    for l in window
-        .before
-        .iter()
-        .chain(&window.selected)
-        .chain(&window.after)
-    {
+    let mut source =
+        Vec::with_capacity(window.before.len() + window.selected_bytes + window.after_bytes);
+    let (block, kept) = window.before.write(&mut source);
+    for l in window.selected.iter().chain(&window.after) {
         source.extend_from_slice(l);
         source.push(b'\n');
     }
-    lead += window.before.len();
+    let lead = block + kept;
     let raw = String::from_utf8_lossy(&source);
     let mut report = RedactionReport::default();
     let redacted = sources::redact_source(ws.redactor(), &raw, &mut report);

@@ -1,11 +1,12 @@
 //! `search_code`: literal or regex search over the workspace with ripgrep's
 //! libraries (`ignore` walks in parallel, `grep-searcher` searches).
 //!
-//! * Files over `max_file_bytes` are skipped and counted (a file is searched
-//!   whole so that its redaction is decided on the whole source); so are
-//!   binary files (a NUL byte anywhere), hard-linked files and files that
-//!   change kind under us. Each file is read once, whole, through a no-follow
-//!   open beneath the root.
+//! * A file up to `max_file_bytes` is read once, whole, through a no-follow
+//!   open beneath the root, and searched whole, so that its redaction is
+//!   decided on the whole source; a larger one is streamed in pages, each
+//!   judged with the lines around it ([`super::search_large`]). Binary files
+//!   (a NUL byte anywhere), hard-linked files and files that change kind
+//!   under us are skipped and counted.
 //! * Output is deterministic: matches sorted by path, then line, whatever the
 //!   order the threads finished in. Only the first `skip + max_results`
 //!   matches (in that order) are kept in memory while searching; a later
@@ -52,9 +53,9 @@ use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
-use crate::pattern;
+use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
+use crate::search_regex;
 use crate::sources;
 use crate::walk;
 use crate::workspace::Workspace;
@@ -66,8 +67,8 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let start = containment::resolve(ws, &args.path)?;
-    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
-    let matcher = pattern::build(&args.pattern, args.regex, args.case_sensitive)?;
+    let meta = open::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let matcher = search_regex::build(&args.pattern, args.regex, args.case_sensitive)?;
     let globs = build_globs(&args.file_globs)?;
     let max_results = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
     // A later page finds the matches before it again (in the same order)
@@ -83,15 +84,14 @@ pub fn run(
             // A single file: searched alone (globs do not apply).
             summary.files = 1;
             let mut searcher = new_searcher();
-            scan_file(
+            let scan = Scan {
                 ws,
-                start.rel(),
-                &matcher,
-                &mut searcher,
+                matcher: &matcher,
                 context,
-                keep,
-                &results,
-            );
+                max: keep,
+                deadline,
+            };
+            scan_file(&scan, start.rel(), &mut searcher, &results);
         }
         Kind::Directory => {
             let opts = walk::Options {
@@ -104,21 +104,20 @@ pub fn run(
                 let globs = globs.as_ref();
                 let results = &results;
                 move |found: walk::Found<'_>| {
+                    let scan = Scan {
+                        ws,
+                        matcher: &matcher,
+                        context,
+                        max: keep,
+                        deadline,
+                    };
                     if let Some(g) = globs
                         && !g.is_match(found.rel)
                         && !g.is_match(found.name)
                     {
                         return true;
                     }
-                    scan_file(
-                        ws,
-                        found.rel,
-                        &matcher,
-                        &mut searcher,
-                        context,
-                        keep,
-                        results,
-                    );
+                    scan_file(&scan, found.rel, &mut searcher, results);
                     true
                 }
             });
@@ -170,11 +169,12 @@ pub fn run(
     if bytes_cut {
         stopped_by.push(Limit::Bytes);
     }
-    if summary.timed_out {
+    let timed_out = summary.timed_out || collected.timed_out;
+    if timed_out {
         stopped_by.push(Limit::Time);
     }
     let truncated = !stopped_by.is_empty();
-    if summary.timed_out && matches.is_empty() {
+    if timed_out && matches.is_empty() {
         return Err(WireError::TimedOut {
             budget_ms: u64::try_from(deadline.budget().as_millis()).unwrap_or(u64::MAX),
         });
@@ -186,7 +186,7 @@ pub fn run(
         files_skipped: collected.skipped.total(),
         skipped_reasons: collected.skipped,
         truncated,
-        timed_out: summary.timed_out,
+        timed_out,
         stopped_by,
         redaction: sources::counts(&collected.report),
     }))
@@ -243,6 +243,8 @@ struct Collected {
     skipped: SkipReasons,
     /// What redacting the files with matches replaced.
     report: RedactionReport,
+    /// The deadline passed inside a large file.
+    timed_out: bool,
 }
 
 struct Results {
@@ -264,13 +266,18 @@ impl Results {
         }
     }
 
-    fn add(&self, rel: &str, found: u64, matches: Vec<SearchMatch>, report: &RedactionReport) {
+    fn add(&self, rel: &str, hits: FileHits) {
         let Ok(mut c) = self.inner.lock() else { return };
         c.scanned += 1;
-        c.total += found;
-        c.report.merge(report);
+        c.total += hits.found;
+        c.report.merge(&hits.report);
+        c.timed_out |= hits.timed_out;
+        let mut matches = hits.matches;
         if matches.is_empty() {
             return;
+        }
+        for m in &mut matches {
+            rel.clone_into(&mut m.path);
         }
         c.kept += matches.len() as u64;
         c.files.insert(rel.to_owned(), matches);
@@ -295,6 +302,8 @@ struct Collect<'m> {
     lines: Vec<(u64, String)>,
     found: u64,
     max: usize,
+    /// The lines whose matches count (the rest is context for the redactor).
+    answered: std::ops::RangeInclusive<u64>,
     /// Over redacted text: the matcher, to keep only lines with a match clear
     /// of every placeholder.
     clear_of_placeholders: Option<&'m RegexMatcher>,
@@ -304,6 +313,13 @@ impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        let line = m.line_number().unwrap_or(0);
+        if line > *self.answered.end() {
+            return Ok(false);
+        }
+        if line < *self.answered.start() {
+            return Ok(true);
+        }
         if let Some(matcher) = self.clear_of_placeholders
             && !clear_match(matcher, m.bytes())
         {
@@ -311,8 +327,7 @@ impl Sink for Collect<'_> {
         }
         self.found += 1;
         if self.lines.len() < self.max {
-            self.lines
-                .push((m.line_number().unwrap_or(0), line_text(m.bytes())));
+            self.lines.push((line, line_text(m.bytes())));
         }
         Ok(true)
     }
@@ -348,45 +363,124 @@ fn line_text(bytes: &[u8]) -> String {
     }
 }
 
-fn scan_file(
+/// What every file of one search is searched with.
+struct Scan<'a> {
+    ws: &'a Workspace,
+    matcher: &'a RegexMatcher,
+    /// Context lines on each side of a match.
+    context: usize,
+    /// Matches kept per file.
+    max: usize,
+    deadline: &'a Deadline,
+}
+
+fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Results) {
+    let &Scan {
+        ws,
+        matcher,
+        context,
+        max,
+        deadline,
+    } = scan;
+    let limit = ws.limits().max_file_bytes;
+    let (file, size) = match open::open_for_scan(ws, rel) {
+        Ok(opened) => opened,
+        Err(why) => return results.skipped(why.into()),
+    };
+    let hits = if size > limit {
+        // Larger than one answer may hold: searched page by page.
+        match super::search_large::scan(ws, file, matcher, searcher, context, max, deadline) {
+            Ok(hits) => hits,
+            Err(why) => return results.skipped(why),
+        }
+    } else {
+        let bytes = match open::read_opened(file, size, limit) {
+            Ok(b) => b,
+            Err(why) => return results.skipped(why.into()),
+        };
+        if memchr::memchr(0, &bytes).is_some() {
+            return results.skipped(walk::SkipReason::Binary);
+        }
+        match search_text(ws, &bytes, &Span::WHOLE, matcher, searcher, context, max) {
+            Some(hits) => hits,
+            None => return results.skipped(walk::SkipReason::Unreadable),
+        }
+    };
+    results.add(rel, hits);
+}
+
+/// Which lines of a searched text are answered for, and what file lines
+/// they are: the whole file, or the middle of one page of a large file.
+pub(super) struct Span {
+    /// The text's lines (1-based, inclusive) whose matches count.
+    pub(super) answered: std::ops::RangeInclusive<u64>,
+    /// The text's first line that is a line of the file (the one before it
+    /// can be a PEM block's `BEGIN` line put there for the redactor).
+    pub(super) first_real: u64,
+    /// The file's number of the text's line `first_real`.
+    pub(super) first_file_line: u64,
+}
+
+impl Span {
+    const WHOLE: Span = Span {
+        answered: 1..=u64::MAX,
+        first_real: 1,
+        first_file_line: 1,
+    };
+
+    fn file_line(&self, line: u64) -> Option<u64> {
+        line.checked_sub(self.first_real)
+            .map(|n| n + self.first_file_line)
+    }
+}
+
+/// What searching one file gave.
+#[derive(Default)]
+pub(super) struct FileHits {
+    /// Matching lines clear of placeholders.
+    pub(super) found: u64,
+    /// The first `max` of them.
+    pub(super) matches: Vec<SearchMatch>,
+    /// What redacting the text replaced (empty when nothing matched).
+    pub(super) report: RedactionReport,
+    /// The deadline passed before the whole file was searched.
+    pub(super) timed_out: bool,
+}
+
+/// Search `bytes` for the lines `span` answers for: first as it is, and
+/// when something matches, again over the text redacted whole (see the
+/// module docs). `None` if the searcher failed.
+pub(super) fn search_text(
     ws: &Workspace,
-    rel: &str,
+    bytes: &[u8],
+    span: &Span,
     matcher: &RegexMatcher,
     searcher: &mut Searcher,
     context: usize,
     max: usize,
-    results: &Results,
-) {
-    let bytes = match symlinks::read_for_scan(ws, rel, ws.limits().max_file_bytes) {
-        Ok(b) => b,
-        Err(why) => return results.skipped(why.into()),
-    };
-    if memchr::memchr(0, &bytes).is_some() {
-        return results.skipped(walk::SkipReason::Binary);
-    }
+) -> Option<FileHits> {
     let redactor = ws.redactor();
     // With redaction on, both searches read the text as every tool shows it
     // (U+FFFD for invalid UTF-8), so the first one sees what the second does
     // wherever no placeholder is.
     let shown = if redactor.enabled() {
-        String::from_utf8_lossy(&bytes)
+        String::from_utf8_lossy(bytes)
     } else {
         std::borrow::Cow::Borrowed("")
     };
     let first: &[u8] = if redactor.enabled() {
         shown.as_bytes()
     } else {
-        &bytes
+        bytes
     };
     let mut sink = Collect {
         lines: Vec::new(),
         found: 0,
         max,
+        answered: span.answered.clone(),
         clear_of_placeholders: None,
     };
-    if searcher.search_slice(matcher, first, &mut sink).is_err() {
-        return results.skipped(walk::SkipReason::Unreadable);
-    }
+    searcher.search_slice(matcher, first, &mut sink).ok()?;
     let mut report = RedactionReport::default();
     let redacted;
     let text: &[u8] = if sink.found > 0 && redactor.enabled() {
@@ -395,14 +489,12 @@ fn scan_file(
             lines: Vec::new(),
             found: 0,
             max,
+            answered: span.answered.clone(),
             clear_of_placeholders: Some(matcher),
         };
-        if searcher
+        searcher
             .search_slice(matcher, redacted.as_bytes(), &mut sink)
-            .is_err()
-        {
-            return results.skipped(walk::SkipReason::Unreadable);
-        }
+            .ok()?;
         redacted.as_bytes()
     } else {
         first
@@ -417,13 +509,13 @@ fn scan_file(
         .into_iter()
         .map(|(line, line_text)| {
             let (before, after) = if context > 0 {
-                context_of(text, &starts, line, context)
+                context_of(text, &starts, line, context, span.first_real)
             } else {
                 (Vec::new(), Vec::new())
             };
             SearchMatch {
-                path: rel.to_owned(),
-                line,
+                path: String::new(),
+                line: span.file_line(line).unwrap_or(line),
                 text: line_text,
                 before,
                 after,
@@ -435,7 +527,12 @@ fn scan_file(
     if sink.found == 0 {
         report = RedactionReport::default();
     }
-    results.add(rel, sink.found, matches, &report);
+    Some(FileHits {
+        found: sink.found,
+        matches,
+        report,
+        timed_out: false,
+    })
 }
 
 fn line_starts(bytes: &[u8]) -> Vec<usize> {
@@ -455,9 +552,15 @@ fn line_at(bytes: &[u8], starts: &[usize], n: u64) -> Option<String> {
     Some(line_text(&bytes[s..e]))
 }
 
-fn context_of(bytes: &[u8], starts: &[usize], line: u64, n: usize) -> (Vec<String>, Vec<String>) {
+fn context_of(
+    bytes: &[u8],
+    starts: &[usize],
+    line: u64,
+    n: usize,
+    first_real: u64,
+) -> (Vec<String>, Vec<String>) {
     let n = n as u64;
-    let before = (line.saturating_sub(n).max(1)..line)
+    let before = (line.saturating_sub(n).max(first_real)..line)
         .filter_map(|l| line_at(bytes, starts, l))
         .collect();
     let after = (line + 1..=line + n)
@@ -476,10 +579,10 @@ mod tests {
         let starts = line_starts(text);
         assert_eq!(line_at(text, &starts, 2).unwrap(), "two");
         assert_eq!(line_at(text, &starts, 5), None);
-        let (b, a) = context_of(text, &starts, 1, 2);
+        let (b, a) = context_of(text, &starts, 1, 2, 1);
         assert!(b.is_empty());
         assert_eq!(a, vec!["two", "three"]);
-        let (b, a) = context_of(text, &starts, 4, 2);
+        let (b, a) = context_of(text, &starts, 4, 2, 1);
         assert_eq!(b, vec!["two", "three"]);
         assert!(a.is_empty());
     }

@@ -7,13 +7,13 @@
 
 use std::sync::Mutex;
 
-use moat_protocol::request::{FindSymbolArgs, SymbolKind};
+use moat_protocol::request::FindSymbolArgs;
 use moat_protocol::response::{Definition, FindSymbolOutput, Limit, SkipReasons, ToolOutput};
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::containment;
-use crate::fs::symlinks::{self, Kind};
+use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, CompiledQuery, Language, Query};
@@ -31,6 +31,7 @@ struct Acc {
     skipped: SkipReasons,
     timed_out: bool,
     report: RedactionReport,
+    other_kinds: symbols::KindCounts,
 }
 
 /// The signature of a definition on 1-based `line`, taken from the redacted
@@ -63,7 +64,7 @@ pub fn run(
         return Err(WireError::NotFound(Missing::EmptySymbol));
     }
     let start = containment::resolve(ws, &args.path)?;
-    let meta = symlinks::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
+    let meta = open::stat(ws, &start).map_err(|_| WireError::NotFound(Missing::Path))?;
     let max = ws.limits().max_search_results as usize;
     // A later page finds the definitions before it again (in the same
     // order) and skips them.
@@ -84,7 +85,7 @@ pub fn run(
         let Some(lang) = Language::from_path(rel) else {
             return true;
         };
-        let bytes = match symlinks::read_for_scan(ws, rel, file_cap) {
+        let bytes = match open::read_for_scan(ws, rel, file_cap) {
             Ok(b) => b,
             Err(why) => {
                 if let Ok(mut a) = acc.lock() {
@@ -133,6 +134,7 @@ pub fn run(
         if found.unparseable {
             a.unparseable.push(rel.to_owned());
         }
+        a.other_kinds.merge(&found.other_kinds);
         a.found += found.definitions.len() as u64;
         a.definitions.extend(found.definitions);
         if a.definitions.len() > keep.saturating_mul(4) {
@@ -198,26 +200,15 @@ pub fn run(
     .collect();
     let truncated = !stopped_by.is_empty();
     a.unparseable.sort();
-    // A kind filter that found nothing where the search was complete: look
-    // once more for the name under any kind, so the answer can say it exists
-    // as something else instead of only "0 definitions".
-    let mut other_kinds: Vec<(SymbolKind, u64)> = Vec::new();
-    if args.kind.is_some() && a.definitions.is_empty() && !truncated && skip == 0 {
-        let any = FindSymbolArgs {
-            kind: None,
-            ..args.clone()
-        };
-        if let Ok(ToolOutput::FindSymbol(o)) = run(ws, &any, deadline)
-            && !o.truncated
-        {
-            for d in &o.definitions {
-                match other_kinds.iter_mut().find(|(k, _)| *k == d.kind) {
-                    Some((_, n)) => *n += 1,
-                    None => other_kinds.push((d.kind, 1)),
-                }
-            }
-        }
-    }
+    // A kind filter that found nothing in a complete search: the answer
+    // says which other kinds the name was found under instead of only
+    // "0 definitions" (counted during the same walk).
+    let other_kinds = if args.kind.is_some() && a.definitions.is_empty() && !truncated && skip == 0
+    {
+        std::mem::take(&mut a.other_kinds).into_vec()
+    } else {
+        Vec::new()
+    };
     Ok(ToolOutput::FindSymbol(FindSymbolOutput {
         definitions: a.definitions,
         unparseable_files: a.unparseable,

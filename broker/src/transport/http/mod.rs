@@ -793,7 +793,7 @@ fn readyz(st: &State) -> Response<Body> {
         "protocol_versions": std::iter::once(meta::MODERN_VERSION).chain(meta::LEGACY_VERSIONS.iter().copied()).collect::<Vec<_>>(),
         "sandbox": {
             "mode": mode,
-            "landlock_abi": moat_worker::sandbox::landlock_abi(),
+            "landlock_abi": moat_sandbox::landlock_abi(),
             "seccomp": report.as_ref().is_some_and(|r| r.seccomp),
             "workers_ready": workers_ok,
         }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use moat_worker::sandbox::{self, Policy};
+use moat_sandbox::Policy;
 
 use super::{Res, SOCKET_FD, status_text};
 
@@ -33,7 +33,7 @@ pub(crate) fn child_main(args: &[String]) -> Res<ExitCode> {
         confine: confine == "1",
         socket_fd: SOCKET_FD,
     };
-    let report = match sandbox::enter(&policy) {
+    let report = match moat_sandbox::enter(&policy) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("sandbox: {e}");

@@ -1,5 +1,14 @@
-//! The worker's sandbox: what a worker does to itself before it reads its first
-//! request.
+//! moat's privileged code: the worker's sandbox (what a worker does to itself
+//! before it reads its first request) and the broker's start of a worker.
+//!
+//! This is the only crate of the workspace that may contain `unsafe` code
+//! (system calls with no safe wrapper: `close_range`, `prctl`, rlimits,
+//! Landlock, seccomp, and the fork-to-exec hook); every other crate forbids
+//! it. It depends on nothing of moat but `moat-protocol` (for
+//! [`SandboxReport`]), so the worker and the broker may both import it: the
+//! worker calls [`take_socket`], [`enter`] and [`describe_exit_code`]; the
+//! broker calls [`spawn::spawn_worker`], [`landlock_abi`] and
+//! [`seccomp_policy`].
 //!
 //! [`enter`] runs at the very top of the worker's `main`, **before any thread
 //! exists**, and applies these steps in this order, each failing closed:
@@ -20,7 +29,7 @@
 //! and 7 are skipped; the returned [`SandboxReport`] says so.
 //!
 //! The worker executes no program: git repositories are read in-process
-//! (`crate::git`), so nothing outside the workspace is granted at all.
+//! (`moat_worker::git`), so nothing outside the workspace is granted at all.
 //!
 //! # Exit codes
 //!
@@ -41,7 +50,7 @@
 //! | 78 | seccomp: no compiled policy for this architecture, or installing it failed |
 //!
 //! Codes 70-79 are outside what a Rust program uses on its own (0, 1, 101),
-//! the worker loop's own codes (64-67, `crate::process::exit`) and what a shell
+//! the worker loop's own codes (64-67, `moat_worker::serve::exit`) and what a shell
 //! reports for signals (128 + n). A worker killed by the seccomp allow-list
 //! has no exit code: it dies by SIGSYS (signal 31).
 //!
@@ -50,8 +59,9 @@
 
 #![allow(
     unsafe_code,
-    reason = "the sandbox is FFI: close_range, prctl, rlimits, Landlock, seccomp; every block has a SAFETY comment"
+    reason = "the sandbox is FFI: close_range, prctl, rlimits, Landlock, seccomp, pre_exec; every block has a SAFETY comment"
 )]
+#![deny(missing_docs)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! The worker process: read the start-up frame, confine, then serve one request
 //! at a time until the broker closes the socket.
 //!
-//! No thread exists before [`crate::sandbox::enter`] returns: Landlock and
+//! No thread exists before [`moat_sandbox::enter`] returns: Landlock and
 //! seccomp apply to the calling thread and are inherited only by threads
 //! created afterwards.
 
@@ -30,11 +30,10 @@ pub fn run() -> i32 {
     use moat_protocol::request::{RequestEnvelope, SandboxRequest, WorkerInit};
     use moat_protocol::response::WorkerHello;
 
-    use crate::sandbox;
     use crate::tools;
     use crate::workspace::Workspace;
 
-    let sock = std::sync::Arc::new(sandbox::take_socket());
+    let sock = std::sync::Arc::new(moat_sandbox::take_socket());
     // Reads and the answers go through `&UnixStream`; progress frames are
     // written from the walking threads through the same socket, never while
     // an answer is (the reporter is removed before the answer is written).
@@ -45,12 +44,12 @@ pub fn run() -> i32 {
         _ => return exit::BAD_INIT,
     };
     let workspace_path = PathBuf::from(&init.workspace);
-    let policy = sandbox::Policy {
+    let policy = moat_sandbox::Policy {
         workspace: &workspace_path,
         confine: init.sandbox == SandboxRequest::Confined,
-        socket_fd: sandbox::SOCKET_FD,
+        socket_fd: moat_sandbox::SOCKET_FD,
     };
-    let report = match sandbox::enter(&policy) {
+    let report = match moat_sandbox::enter(&policy) {
         Ok(r) => r,
         Err(e) => return e.exit_code(),
     };
@@ -104,6 +103,6 @@ pub fn describe_exit_code(code: i32) -> Option<&'static str> {
         exit::BAD_REQUEST => Some("the worker received a malformed request"),
         exit::NO_WORKSPACE => Some("the worker could not open the workspace"),
         exit::SOCKET => Some("the worker's socket failed"),
-        other => crate::sandbox::describe_exit_code(other),
+        other => moat_sandbox::describe_exit_code(other),
     }
 }

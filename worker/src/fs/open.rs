@@ -1,5 +1,11 @@
-//! Opening a [`ContainedPath`] without following links, and refusing what
-//! must not be read.
+//! The opener: reads a [`ContainedPath`] ([`open_file`], [`read_for_scan`],
+//! [`read_dir`]) and stats it ([`stat`], [`stat_rel`]) without following any
+//! link, and refuses what must not be read: special files (FIFOs, sockets,
+//! devices) and hard links.
+//!
+//! [`containment`](super::containment) decides which path a request names;
+//! this module makes the kernel hold it to that path at the moment of the
+//! open.
 //!
 //! On Linux every open is `openat2(root_fd, rel, .., RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: the kernel refuses any
@@ -448,7 +454,13 @@ pub enum ScanSkip {
 /// most `max` bytes. Used on the hot path of searches, where the walk already
 /// classified the entry as a regular file.
 pub fn read_for_scan(ws: &Workspace, rel: &str, max: u64) -> Result<Vec<u8>, ScanSkip> {
-    use std::io::Read;
+    let (file, size) = open_for_scan(ws, rel)?;
+    read_opened(file, size, max)
+}
+
+/// Open a walked file for scanning, with the checks of [`read_for_scan`]
+/// but none on its size, which is returned with it.
+pub fn open_for_scan(ws: &Workspace, rel: &str) -> Result<(File, u64), ScanSkip> {
     #[cfg(target_os = "linux")]
     let (file, meta) = {
         use rustix::fs::OFlags;
@@ -475,14 +487,21 @@ pub fn read_for_scan(ws: &Workspace, rel: &str, max: u64) -> Result<Vec<u8>, Sca
     if meta.nlink > 1 && !ws.allow_hard_links() {
         return Err(ScanSkip::HardLink);
     }
-    if meta.size > max {
+    Ok((file, meta.size))
+}
+
+/// Read a file [`open_for_scan`] opened (`size` bytes when opened), whole,
+/// if it is at most `max` bytes; a file that grew past `max` is too large.
+pub fn read_opened(file: File, size: u64, max: u64) -> Result<Vec<u8>, ScanSkip> {
+    use std::io::Read;
+    if size > max {
         return Err(ScanSkip::TooLarge);
     }
     #[expect(
         clippy::cast_possible_truncation,
         reason = "bounded by `max`, at most a few MiB"
     )]
-    let mut buf = Vec::with_capacity(meta.size as usize + 1);
+    let mut buf = Vec::with_capacity(size as usize + 1);
     file.take(max + 1)
         .read_to_end(&mut buf)
         .map_err(|_| ScanSkip::Unreadable)?;

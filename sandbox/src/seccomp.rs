@@ -1,5 +1,5 @@
-//! seccomp (step 7, last): the syscall allow-list in `seccomp/<arch>.json` at
-//! the repository root, compiled to BPF by `build.rs` and embedded here.
+//! seccomp (step 7, last): the syscall allow-list in `seccomp/<arch>.json` in
+//! this crate, compiled to BPF by `build.rs` and embedded here.
 //!
 //! Two filters are stacked, in this order (see `seccomp/README.md`):
 //! 1. `enosys`: default allow; `clone3` and `io_uring_*` answered `ENOSYS`. glibc
@@ -33,21 +33,21 @@ const INSN_LEN: usize = 8;
 /// Most instructions a classic BPF program may have (`BPF_MAXINSNS`).
 const MAX_INSNS: usize = 4096;
 
-/// Installs both filters on the calling thread, `enosys` first. Both are
-/// decoded before either is installed, so a broken build fails before the
-/// process is half-filtered.
 /// The policy file compiled into this build and the size of its compiled
 /// allow-list, for `doctor`.
 #[must_use]
 pub fn policy() -> (&'static str, usize) {
     let file = if cfg!(target_arch = "aarch64") {
-        "seccomp/aarch64.json"
+        "sandbox/seccomp/aarch64.json"
     } else {
-        "seccomp/x86_64.json"
+        "sandbox/seccomp/x86_64.json"
     };
     (file, WORKER.len() / 8)
 }
 
+/// Installs both filters on the calling thread, `enosys` first. Both are
+/// decoded before either is installed, so a broken build fails before the
+/// process is half-filtered.
 pub(super) fn install() -> Result<(), SandboxError> {
     let enosys = decode("enosys", ENOSYS)?;
     let worker = decode("worker", WORKER)?;

@@ -1,10 +1,10 @@
-//! Compiles the worker's seccomp policy, `seccomp/<arch>.json` at the repository
-//! root, into BPF at build time (seccompiler's JSON front-end), so the worker
+//! Compiles the worker's seccomp policy, `seccomp/<arch>.json` in this crate,
+//! into BPF at build time (seccompiler's JSON front-end), so the worker
 //! carries no JSON parser and cannot load a policy at run time.
 //!
 //! For each filter named in [`FILTERS`] it writes `OUT_DIR/seccomp_<name>.bpf`:
 //! the instructions as 8-byte little-endian records (`code: u16, jt: u8,
-//! jf: u8, k: u32`), which `src/sandbox/seccomp.rs` includes with
+//! jf: u8, k: u32`), which `src/seccomp.rs` includes with
 //! `include_bytes!` and turns back into `sock_filter`s.
 //!
 //! Before compiling, both architectures' files are checked (a broken aarch64
@@ -121,7 +121,7 @@ const ONLY_WITH_ARGS: &[&str] = &[
 
 fn main() -> Result<(), Box<dyn Error>> {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").ok_or("no CARGO_MANIFEST_DIR")?);
-    let policy_dir = manifest.join("..").join("seccomp");
+    let policy_dir = manifest.join("seccomp");
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").ok_or("no OUT_DIR")?);
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed={}", policy_dir.display());
