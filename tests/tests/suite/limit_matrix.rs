@@ -892,6 +892,58 @@ fn git_log_results() {
 }
 
 #[test]
+fn git_log_bytes() {
+    assert!(super::util::have_git());
+    let fx = repo();
+    for i in 0..60 {
+        git(
+            &fx.root,
+            "Ann",
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("commit {i:02} with a subject long enough to fill the answer budget soon"),
+            ],
+        );
+    }
+    for mode in Mode::BOTH {
+        let all = whole(
+            &mut start(&fx.root, mode),
+            "git_log",
+            json!({"limit": 200}),
+            "commits",
+        );
+        assert_eq!(all.len(), 66);
+        let mut m = start_with(
+            &fx.root,
+            mode,
+            &[("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000")],
+        );
+        let (got, n) = pages(
+            &mut m,
+            "git_log",
+            &json!({"limit": 200}),
+            "commits",
+            "bytes",
+            |r, t| {
+                let shown = count(r, "commit_count");
+                assert_eq!(shown, len(r, "commits"), "{r}");
+                assert!(
+                    t.contains(&format!(
+                        "The answer's size limit stopped it after {shown}."
+                    )),
+                    "{t}"
+                );
+            },
+        );
+        assert_eq!(got, all, "{mode:?}");
+        assert!(n >= 2, "{n}");
+    }
+}
+
+#[test]
 fn git_status_entries() {
     assert!(super::util::have_git());
     let fx = repo();
