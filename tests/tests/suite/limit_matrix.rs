@@ -281,6 +281,38 @@ fn find_symbol_files() {
     }
 }
 
+/// Files that are not source count towards the file limit too, and the
+/// answer says how many files the walk examined, not how many were source.
+#[test]
+fn find_symbol_files_counts_every_file_the_walk_examined() {
+    let fx = modules();
+    for i in 1..=20 {
+        fx.file(
+            &format!("notes/n{i:02}.txt"),
+            "target_fn is described here\n",
+        );
+    }
+    for mode in Mode::BOTH {
+        let mut m = start_with(&fx.root, mode, &[("MOAT_SANDBOX__MAX_SEARCH_FILES", "10")]);
+        let r = ok_result(&mut m, "find_symbol", json!({"symbol": "target_fn"}));
+        let t = cut(&r, "files");
+        assert_eq!(count(&r, "files_scanned"), 10, "{mode:?}: {r}");
+        assert!(
+            t.contains("the walk stopped at the file limit after 10 files"),
+            "{t}"
+        );
+        // Without the limit every file is counted, source or not.
+        let r = ok_result(
+            &mut start(&fx.root, mode),
+            "find_symbol",
+            json!({"symbol": "target_fn"}),
+        );
+        complete(&r);
+        assert_eq!(count(&r, "files_scanned"), 54, "{r}");
+        assert_eq!(count(&r, "definition_count"), 1, "{r}");
+    }
+}
+
 #[test]
 fn find_symbol_results() {
     let fx = modules();
