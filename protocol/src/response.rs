@@ -581,6 +581,8 @@ pub struct FindFilesOutput {
     pub files: Vec<FoundFile>,
     /// Matching files in the whole walk, this page and every other.
     pub total_matches: u64,
+    /// Files the walk examined (matching or not).
+    pub files_scanned: u64,
     /// Why the answer stops early, if it does.
     pub cut: Option<Limit>,
     /// Entries the walk could not examine, by reason.

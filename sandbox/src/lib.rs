@@ -59,7 +59,7 @@
 
 #![allow(
     unsafe_code,
-    reason = "the sandbox is FFI: close_range, prctl, rlimits, Landlock, seccomp, pre_exec; every block has a SAFETY comment"
+    reason = "the sandbox is FFI: close_range, prctl, rlimits, Landlock, seccomp, pre_exec, the thread clock; every block has a SAFETY comment"
 )]
 #![deny(missing_docs)]
 
@@ -67,6 +67,7 @@ use std::path::{Path, PathBuf};
 
 use moat_protocol::response::SandboxReport;
 
+mod clock;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
@@ -79,6 +80,7 @@ mod socket;
 #[cfg(unix)]
 pub mod spawn;
 
+pub use clock::thread_cpu_time;
 pub use socket::SOCKET_FD;
 #[cfg(unix)]
 pub use socket::take_socket;

@@ -5,13 +5,19 @@
 //! half; the broker's kill of the whole worker at the same deadline (plus a
 //! small grace) is the backstop that needs no cooperation.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A point in time after which a request should stop.
-#[derive(Debug, Clone, Copy)]
+use crate::progress::Progress;
+
+/// A point in time after which a request should stop, and where the
+/// request reports its progress (if it asked for it): both go wherever the
+/// request's work goes.
+#[derive(Debug, Clone)]
 pub struct Deadline {
     end: Instant,
     budget: Duration,
+    progress: Option<Arc<Progress>>,
 }
 
 impl Deadline {
@@ -22,6 +28,34 @@ impl Deadline {
         Deadline {
             end: now.checked_add(budget).unwrap_or(now),
             budget,
+            progress: None,
+        }
+    }
+
+    /// This deadline, reporting progress to `progress`.
+    #[must_use]
+    pub fn with_progress(mut self, progress: Option<Progress>) -> Deadline {
+        self.progress = progress.map(Arc::new);
+        self
+    }
+
+    /// A deadline `budget` from now (or this one, if sooner) for part of the
+    /// request, reporting to the same progress.
+    #[must_use]
+    pub fn within(&self, budget: Duration) -> Deadline {
+        let mut part = Deadline::after(budget);
+        if part.end > self.end {
+            part.end = self.end;
+        }
+        part.progress.clone_from(&self.progress);
+        part
+    }
+
+    /// One more file walked (or commit, in a history walk), for the
+    /// request's progress.
+    pub fn file_seen(&self) {
+        if let Some(p) = &self.progress {
+            p.file_seen();
         }
     }
 

@@ -48,7 +48,7 @@
 //! };
 //! let ws = Workspace::open(&init).unwrap();
 //! let request = Request::ListDirectory(ListDirectoryArgs { path: ".".into(), include_hidden: false, skip: 0 });
-//! let response = moat_worker::tools::handle(&ws, &request, Duration::from_secs(15));
+//! let response = moat_worker::tools::handle(&ws, &request, Duration::from_secs(15), None);
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]

@@ -66,22 +66,24 @@ pub fn run() -> i32 {
             Ok(None) => return exit::OK,
             Err(_) => return exit::BAD_REQUEST,
         };
-        if envelope.progress {
+        let progress = envelope.progress.then(|| {
             let writer = std::sync::Arc::clone(&sock_writer);
-            crate::progress::begin(Box::new(move |files| {
+            crate::progress::Progress::new(Box::new(move |files| {
                 let mut w: &std::os::unix::net::UnixStream = &writer;
                 let _ = frame::write(
                     &mut w,
                     &moat_protocol::response::Response::Progress { files },
                 );
-            }));
-        }
+            }))
+        });
+        // The request's threads have all ended when `handle` returns, so
+        // nothing reports after the answer is written.
         let response = tools::handle(
             &ws,
             &envelope.request,
             Duration::from_millis(envelope.budget_ms),
+            progress,
         );
-        crate::progress::end();
         if frame::write(&mut sock_ref, &response).is_err() {
             return exit::SOCKET;
         }

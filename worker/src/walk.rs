@@ -227,7 +227,7 @@ where
                 capped.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
-            crate::progress::file_seen();
+            deadline.file_seen();
             let rel: &str = &rel;
             let name = rel.rsplit('/').next().unwrap_or(rel);
             if visit(Found { rel, name }) {

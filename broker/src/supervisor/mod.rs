@@ -93,13 +93,16 @@ impl Executor {
             }
             Executor::InProcess(ws) => {
                 let ws = Arc::clone(ws);
+                let progress = progress.map(|report| {
+                    moat_worker::progress::Progress::new(Box::new(move |files| report(files)))
+                });
                 let task = tokio::task::spawn_blocking(move || {
-                    moat_worker::tools::handle(&ws, &request, budget)
+                    moat_worker::tools::handle(&ws, &request, budget, progress)
                 });
                 let grace = Duration::from_millis(KILL_GRACE_MS);
                 match tokio::time::timeout(budget + grace, task).await {
                     Ok(Ok(Response::Done(r))) => Ok(r),
-                    // In-process tools answer once; they send no progress.
+                    // Progress goes to the reporter; `handle` answers once.
                     Ok(Ok(Response::Progress { .. })) => {
                         Err(ToolFailure::WorkerFailed { why: "failed" })
                     }

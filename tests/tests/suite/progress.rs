@@ -1,6 +1,8 @@
 //! Progress: a long walk (search_code here) that carries
 //! `_meta.progressToken` is preceded by `notifications/progress` (files
-//! walked, strictly increasing, at most every 100 ms) over stdio; a call
+//! walked, strictly increasing, at most every 100 ms) over stdio, from
+//! confined workers and in-process alike, each request with its own count
+//! even when several run at once in one process; a call
 //! without a token, with a malformed one, or quick enough to finish within
 //! the first interval gets none.
 
@@ -64,8 +66,11 @@ fn slow_search() -> Value {
 #[test]
 fn a_long_search_with_a_progress_token_reports_files_walked_before_its_answer() {
     let fx = fixture();
-    for era in Era::BOTH {
-        let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), era);
+    for (era, mode) in Era::BOTH
+        .into_iter()
+        .flat_map(|e| Mode::BOTH.map(|m| (e, m)))
+    {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), era);
         for (id, token) in [(1, json!("tok-1")), (2, json!(7))] {
             let (notes, answer) = search_with(
                 &mut m,
@@ -75,7 +80,10 @@ fn a_long_search_with_a_progress_token_reports_files_walked_before_its_answer() 
                 slow_search(),
             );
             assert_eq!(answer["result"]["isError"], false, "{answer}");
-            assert!(!notes.is_empty(), "{era:?}: no progress before the answer");
+            assert!(
+                !notes.is_empty(),
+                "{era:?} {mode:?}: no progress before the answer"
+            );
             let mut last = 0;
             for n in &notes {
                 assert_eq!(n["params"]["progressToken"], token, "{n}");
@@ -118,4 +126,39 @@ fn no_token_a_malformed_token_or_a_quick_call_gets_no_progress() {
         notes.is_empty(),
         "a quick call reported progress: {notes:?}"
     );
+}
+
+#[test]
+fn two_searches_at_once_each_report_their_own_progress() {
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
+        for (id, token) in [(1, "first"), (2, "second")] {
+            let mut meta = Moat::modern_meta();
+            meta["progressToken"] = json!(token);
+            m.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "search_code", "arguments": slow_search(), "_meta": meta}}));
+        }
+        let mut answered = Vec::new();
+        let mut last = std::collections::HashMap::new();
+        while answered.len() < 2 {
+            let v = m.recv_within(Duration::from_secs(60)).expect("answered");
+            if let Some(id) = v["id"].as_i64() {
+                assert_eq!(v["result"]["isError"], false, "{v}");
+                answered.push(id);
+                continue;
+            }
+            assert_eq!(v["method"], "notifications/progress", "{v}");
+            let token = v["params"]["progressToken"]
+                .as_str()
+                .expect("token")
+                .to_owned();
+            assert!(token == "first" || token == "second", "{v}");
+            let p = v["params"]["progress"].as_u64().expect("number");
+            let prev = last.insert(token.clone(), p).unwrap_or(0);
+            // Each request counts its own files: never more than one walk's.
+            assert!(p > prev && p <= 6000, "{mode:?} {token}: {prev} then {p}");
+        }
+        assert_eq!(last.len(), 2, "{mode:?}: both reported: {last:?}");
+    }
 }

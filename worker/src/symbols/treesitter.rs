@@ -278,37 +278,24 @@ const PARSE_TIME_PER_BYTE: Duration = Duration::from_micros(2);
 /// does not make healthy code look like runaway error recovery; wall-clock
 /// time elsewhere.
 struct ParseClock {
-    #[cfg(unix)]
-    cpu_at_start: Duration,
-    #[cfg(not(unix))]
+    cpu_at_start: Option<Duration>,
     started: Instant,
 }
 
 impl ParseClock {
     fn start() -> ParseClock {
         ParseClock {
-            #[cfg(unix)]
-            cpu_at_start: thread_cpu_time(),
-            #[cfg(not(unix))]
+            cpu_at_start: moat_sandbox::thread_cpu_time(),
             started: Instant::now(),
         }
     }
 
     fn used(&self) -> Duration {
-        #[cfg(unix)]
-        return thread_cpu_time().saturating_sub(self.cpu_at_start);
-        #[cfg(not(unix))]
-        return self.started.elapsed();
+        match (self.cpu_at_start, moat_sandbox::thread_cpu_time()) {
+            (Some(start), Some(now)) => now.saturating_sub(start),
+            _ => self.started.elapsed(),
+        }
     }
-}
-
-#[cfg(unix)]
-fn thread_cpu_time() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(
-        u64::try_from(t.tv_sec).unwrap_or(0),
-        u32::try_from(t.tv_nsec).unwrap_or(0),
-    )
 }
 
 fn parse_with(

@@ -120,6 +120,7 @@ pub fn run(
         path: start.display().to_owned(),
         files: listed,
         total_matches: total,
+        files_scanned: summary.files,
         cut,
         skipped_reasons: skipped,
     }))

@@ -129,7 +129,7 @@ pub fn run(
     let mut truncation = (end < wanted_end.min(total)).then_some(Limit::Lines);
     // Most of the budget: the answer must be built and sent before the
     // broker's own deadline.
-    let soft = Deadline::after(deadline.remaining().mul_f64(0.8));
+    let soft = deadline.within(deadline.remaining().mul_f64(0.8));
     #[expect(
         clippy::cast_possible_truncation,
         reason = "line numbers of a blob of at most max_file_bytes"
@@ -279,7 +279,7 @@ fn walk(
             stopped = Some(Limit::Time);
             break;
         }
-        crate::progress::file_seen();
+        deadline.file_seen();
         let Some(suspect) = suspects.remove(&id) else {
             continue;
         };

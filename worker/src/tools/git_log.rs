@@ -77,7 +77,7 @@ pub fn run(
     let mut skipped = 0u64;
     while let Some((_, id)) = queue.pop() {
         check_deadline(deadline)?;
-        crate::progress::file_seen();
+        deadline.file_seen();
         if commits.len() >= limit {
             // History goes on past the last commit shown (with a path, it
             // may or may not touch it: not looked at).

@@ -60,7 +60,7 @@ pub fn run(
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
     let repo = git::open(ws, GitTool::Status, deadline)?;
-    let soft = Deadline::after(deadline.remaining().mul_f64(0.8));
+    let soft = deadline.within(deadline.remaining().mul_f64(0.8));
     let head = repo.head()?;
     let branch = repo.head_branch()?;
     let upstream = match &branch {

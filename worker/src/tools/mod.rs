@@ -27,8 +27,13 @@ pub mod symbols;
 
 /// Run one request to completion (or to its deadline) and answer it.
 #[must_use]
-pub fn handle(ws: &Workspace, request: &Request, budget: Duration) -> Response {
-    let deadline = Deadline::after(budget);
+pub fn handle(
+    ws: &Workspace,
+    request: &Request,
+    budget: Duration,
+    progress: Option<crate::progress::Progress>,
+) -> Response {
+    let deadline = Deadline::after(budget).with_progress(progress);
     let result = match request {
         Request::ReadFile(a) => read_file::run(ws, a, &deadline),
         Request::ListDirectory(a) => list_dir::run(ws, a),

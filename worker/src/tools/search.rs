@@ -4,7 +4,7 @@
 //! * A file up to `max_file_bytes` is read once, whole, through a no-follow
 //!   open beneath the root, and searched whole, so that its redaction is
 //!   decided on the whole source; a larger one is streamed in pages, each
-//!   judged with the lines around it ([`super::search_large`]). Binary files
+//!   judged with the lines around it (the private `search_large` module). Binary files
 //!   (a NUL byte anywhere), hard-linked files and files that change kind
 //!   under us are skipped and counted.
 //! * Output is deterministic: matches sorted by path, then line, whatever the

@@ -83,6 +83,11 @@ pub fn run(
     let acc = Mutex::new(Acc::default());
     let visit = |rel: &str| -> bool {
         let Some(lang) = Language::from_path(rel) else {
+            // Examined and ruled out by its name: counted, so that a walk
+            // stopped at the file limit reports the files the limit counts.
+            if let Ok(mut a) = acc.lock() {
+                a.scanned += 1;
+            }
             return true;
         };
         let bytes = match open::read_for_scan(ws, rel, file_cap) {
