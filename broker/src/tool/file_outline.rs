@@ -8,7 +8,7 @@ use moat_protocol::limits::{self, SIGNATURE_CHARS};
 use moat_protocol::request::{FileOutlineArgs, Request};
 use moat_protocol::response::{FileOutlineOutput, Limit};
 
-use super::render::{cut_fields, fenced, method_str, obj, plural};
+use super::render::{continue_with, cut_fields, fenced, method_str, next_call, obj, plural};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
@@ -126,5 +126,15 @@ pub(super) fn render(o: FileOutlineOutput) -> Rendered {
         "items": items, "item_count": o.items.len()
     }));
     cut_fields(&mut structured, o.truncated.then_some(Limit::Results), None);
+    if o.truncated {
+        // The rest of the file, from the line after the last definition
+        // shown.
+        let from = o.items.last().map_or(0, |i| i.line) + 1;
+        let (_, call) = continue_with(
+            "read_file",
+            &json!({"path": show_name(&o.path), "start_line": from}),
+        );
+        next_call(&mut structured, Some(call));
+    }
     fenced(summary, structured, body, FenceText::PerLine)
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{FindFilesArgs, Request};
-use moat_protocol::response::FindFilesOutput;
+use moat_protocol::response::{FindFilesOutput, Limit};
 
 use super::render::{
     cut_fields, display, listing, more_line, next_cursor, notes, obj, plural, skipped_json,
@@ -53,7 +53,8 @@ fn output() -> Value {
             "required": ["path", "size_bytes"],
             "properties": {"path": string, "size_bytes": int}
         }},
-        "file_count": int, "total_matches": int, "skipped_reasons": skipped_reasons_schema(),
+        "file_count": int, "total_matches": int, "files_scanned": int,
+        "skipped_reasons": skipped_reasons_schema(),
         "truncated": boolean, "next_cursor": string
     })
 }
@@ -94,15 +95,33 @@ pub(super) fn render(request: &Request, o: FindFilesOutput, root: &str) -> Rende
         _ => (0, Vec::new()),
     };
     let shown = o.files.len() as u64;
-    let mut summary = format!(
-        "{} under {}",
-        plural(o.total_matches, "file", "files"),
-        display(&o.path, root)
-    );
+    // A walk the file limit or the clock stopped saw only part of the tree:
+    // "0 files" would read as "none exist".
+    let partial = matches!(o.cut, Some(Limit::Files | Limit::Time));
+    let mut summary = if partial && o.total_matches == 0 {
+        format!("No file found under {}", display(&o.path, root))
+    } else {
+        format!(
+            "{} under {}",
+            plural(o.total_matches, "file", "files"),
+            display(&o.path, root)
+        )
+    };
     if !what.is_empty() {
         let _ = write!(summary, " matching {}", what.join(" and "));
     }
     let mut n = Vec::new();
+    if partial {
+        n.push(format!(
+            "incomplete: the walk stopped at {} after {}, so files not reached may also match",
+            if o.cut == Some(Limit::Files) {
+                "the file limit"
+            } else {
+                "the time budget"
+            },
+            plural(o.files_scanned, "file", "files")
+        ));
+    }
     if shown < o.total_matches || skip > 0 {
         if shown == 0 {
             n.push(format!("none after the first {skip}"));
@@ -136,7 +155,8 @@ pub(super) fn render(request: &Request, o: FindFilesOutput, root: &str) -> Rende
         .collect();
     let mut structured = obj(json!({
         "path": structured_name(&o.path), "files": files, "file_count": shown,
-        "total_matches": o.total_matches, "skipped_reasons": skipped_json(&o.skipped_reasons)
+        "total_matches": o.total_matches, "files_scanned": o.files_scanned,
+        "skipped_reasons": skipped_json(&o.skipped_reasons)
     }));
     cut_fields(&mut structured, o.cut, cursor.as_deref());
     listing(summary, structured)

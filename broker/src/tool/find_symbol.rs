@@ -9,8 +9,8 @@ use moat_protocol::request::{FindSymbolArgs, Request, SymbolKind};
 use moat_protocol::response::{FindSymbolOutput, SymbolMethod};
 
 use super::render::{
-    cursor_line, fenced, limit_notes, method_str, notes, obj, page_cursor, plural, skipped_json,
-    skipped_notes, stopped_json,
+    fenced, limit_notes, method_str, notes, obj, page_cursor, plural, skipped_json, skipped_notes,
+    stopped_json, walk_last_line,
 };
 use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, ITEM, Spec};
@@ -147,9 +147,9 @@ pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
         _ => 0,
     };
     let next = page_cursor(request, &o.stopped_by, skip + o.definitions.len() as u64);
-    if let Some(c) = &next {
+    if let Some(line) = walk_last_line("find_symbol", &o.stopped_by, next.as_deref()) {
         summary.push('\n');
-        summary.push_str(&cursor_line("find_symbol", c));
+        summary.push_str(&line);
     }
     let mut body = String::new();
     let mut defs = Vec::with_capacity(o.definitions.len());

@@ -8,7 +8,7 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitBlameArgs, Request};
 use moat_protocol::response::{GitBlameOutput, Limit};
 
-use super::render::{continue_with, fenced, obj, plural, stopped_json};
+use super::render::{continue_with, fenced, next_call, obj, plural, stopped_json};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, REVISION_PATTERN, Spec};
 use crate::content::fence::{escape_for_prose, show_name, structured_name};
@@ -97,17 +97,19 @@ pub(super) fn render(o: GitBlameOutput) -> Rendered {
             o.commits_walked
         )
     };
+    let mut call = None;
     match o.truncation {
         Some(Limit::Lines) => {
+            let (line, next) = continue_with(
+                "git_blame",
+                &json!({"path": show_name(&o.path), "revision": o.revision, "start_line": o.end_line + 1}),
+            );
             let _ = write!(
                 summary,
-                " Cut at the {}-line limit.\n{}",
+                " Cut at the {}-line limit.\n{line}",
                 moat_protocol::limits::MAX_BLAME_LINES,
-                continue_with(
-                    "git_blame",
-                    &json!({"path": show_name(&o.path), "revision": o.revision, "start_line": o.end_line + 1})
-                )
             );
+            call = Some(next);
         }
         Some(t @ (Limit::Commits | Limit::Time)) => {
             let why = if t == Limit::Commits {
@@ -123,18 +125,16 @@ pub(super) fn render(o: GitBlameOutput) -> Rendered {
                 " The walk stopped at {why} before every line was attributed: groups marked boundary are given to the oldest commit reached and are that old or older."
             );
             if let Some(g) = o.groups.iter().find(|g| g.boundary) {
-                let _ = write!(
-                    summary,
-                    "\n{}",
-                    continue_with(
-                        "git_blame",
-                        &json!({
-                            "path": show_name(&o.path), "revision": g.commit.commit,
-                            "start_line": g.source_line,
-                            "end_line": g.source_line + (g.end_line - g.start_line)
-                        })
-                    )
+                let (line, next) = continue_with(
+                    "git_blame",
+                    &json!({
+                        "path": show_name(&o.path), "revision": g.commit.commit,
+                        "start_line": g.source_line,
+                        "end_line": g.source_line + (g.end_line - g.start_line)
+                    }),
                 );
+                let _ = write!(summary, "\n{line}");
+                call = Some(next);
             }
         }
         _ => {}
@@ -169,15 +169,12 @@ pub(super) fn render(o: GitBlameOutput) -> Rendered {
             "boundary": g.boundary, "lines": g.lines
         }));
     }
-    fenced(
-        summary,
-        obj(json!({
-            "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
-            "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
-            "group_count": o.groups.len(), "commits_walked": o.commits_walked,
-            "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
-        })),
-        body,
-        FenceText::PerLine,
-    )
+    let mut structured = obj(json!({
+        "path": structured_name(&o.path), "revision": o.revision, "total_lines": o.total_lines,
+        "start_line": o.start_line, "end_line": o.end_line, "groups": groups,
+        "group_count": o.groups.len(), "commits_walked": o.commits_walked,
+        "truncated": o.truncation.is_some(), "stopped_by": stopped_json(o.truncation.as_slice())
+    }));
+    next_call(&mut structured, call);
+    fenced(summary, structured, body, FenceText::PerLine)
 }

@@ -8,7 +8,9 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitShowArgs, Request};
 use moat_protocol::response::{GitShowOutput, Shown};
 
-use super::render::{continue_with, fenced, obj, plural, stopped_json, withheld_sentence};
+use super::render::{
+    continue_with, fenced, next_call, obj, plural, stopped_json, withheld_sentence,
+};
 use super::schema::{path_schema, scalars};
 use super::{Args, REVISION_PATTERN, Spec};
 use crate::content::fence::{escape_for_prose, show_name, structured_name};
@@ -119,15 +121,16 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                 )
             };
             if o.truncation.is_some() {
+                let (line, call) = continue_with(
+                    "git_show",
+                    &json!({"revision": c.commit, "path": show_name(&f.path), "start_line": f.end_line + 1}),
+                );
                 let _ = write!(
                     summary,
-                    " Cut at the {}-line limit.\n{}",
+                    " Cut at the {}-line limit.\n{line}",
                     f.end_line - f.start_line + 1,
-                    continue_with(
-                        "git_show",
-                        &json!({"revision": c.commit, "path": show_name(&f.path), "start_line": f.end_line + 1})
-                    )
                 );
+                next_call(&mut structured, Some(call));
             }
             for (k, v) in [
                 ("kind", json!("file")),
@@ -173,18 +176,18 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                     ),
                     None => ("git_show", json!({"revision": c.commit, "path": next})),
                 };
+                let (line, call) = continue_with(tool, &args);
                 let _ = write!(
                     summary,
-                    " Output cut at the {}-byte limit: {} not shown or cut short, from {next} on{}.\n{}",
-                    moat_protocol::limits::GIT_OUTPUT_BYTES,
+                    " Output cut at the answer's size limit: {} not shown or cut short, from {next} on{}.\n{line}",
                     plural(s.files_not_shown, "file", "files"),
                     if s.stat_only {
                         ""
                     } else {
                         " (the stat lists every changed file)"
                     },
-                    continue_with(tool, &args)
                 );
+                next_call(&mut structured, Some(call));
             }
             // The header lines are the commit's parsed fields, escaped so
             // that no author can start a line of its own; the message is

@@ -8,7 +8,7 @@ use moat_protocol::limits;
 use moat_protocol::request::{GitStatusArgs, Request};
 use moat_protocol::response::{GitStatusOutput, Limit};
 
-use super::render::{continue_with, listing, obj, stopped_json, withheld_sentence};
+use super::render::{continue_with, listing, next_call, obj, stopped_json, withheld_sentence};
 use super::schema::scalars;
 use super::{Args, ITEM, Spec};
 use crate::content::Rendered;
@@ -131,6 +131,7 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
         Request::GitStatus(a) => a.max_entries,
         _ => 0,
     };
+    let mut call = None;
     match o.truncation {
         Some(Limit::Entries) => {
             let total = o.staged_count + o.unstaged_count + o.untracked_count;
@@ -139,24 +140,26 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
                 "\nListed {asked} of {total} paths (the entry limit)."
             );
             let cap = u64::from(o.entry_cap);
-            let next = if u64::from(asked) < total.min(cap) {
+            let (line, next) = if u64::from(asked) < total.min(cap) {
                 continue_with("git_status", &json!({"max_entries": total.min(cap)}))
             } else {
                 continue_with("git_diff", &json!({"stat_only": true}))
             };
-            let _ = write!(summary, "\n{next}");
+            let _ = write!(summary, "\n{line}");
+            call = Some(next);
         }
         Some(t @ (Limit::Files | Limit::Time)) => {
+            let (line, next) = continue_with("git_status", &json!({"untracked": false}));
             let _ = write!(
                 summary,
-                "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{}",
+                "\nThe status stopped at {} before every path was looked at; the lists are incomplete.\n{line}",
                 if t == Limit::Files {
                     "the work-tree walk's entry limit"
                 } else {
                     "the time budget"
                 },
-                continue_with("git_status", &json!({"untracked": false}))
             );
+            call = Some(next);
         }
         _ => {}
     }
@@ -180,5 +183,6 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
         structured.insert("ahead".into(), json!(a));
         structured.insert("behind".into(), json!(b));
     }
+    next_call(&mut structured, call);
     listing(summary, structured)
 }

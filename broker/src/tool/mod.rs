@@ -35,7 +35,9 @@ use moat_protocol::response::{GitShowOutput, RedactionCounts, Shown, ToolOutput}
 use crate::content::Rendered;
 use crate::cursor;
 
-use schema::{assessment_schema, object_schema, redaction_schema, stopped_by_schema};
+use schema::{
+    assessment_schema, next_call_schema, object_schema, redaction_schema, stopped_by_schema,
+};
 use validator::Validator;
 
 /// The git revision pattern: the characters of branch and tag names, hashes
@@ -219,6 +221,9 @@ impl Tool {
         if let Some(obj) = props.as_object_mut() {
             // Which limits stopped the work (empty: the answer is complete).
             obj.insert("stopped_by".into(), stopped_by_schema());
+            // With a cut answer that goes on through other arguments: the
+            // call that continues it (the twin of its last line).
+            obj.insert("next_call".into(), next_call_schema());
             obj.insert("redaction".into(), redaction_schema());
             if self.fence_label().is_some() {
                 obj.insert("untrusted_content".into(), json!({"type": "boolean"}));
@@ -231,7 +236,10 @@ impl Tool {
             .as_object()
             .map(|o| {
                 o.keys()
-                    .filter(|k| !optional.contains(&k.as_str()) && k.as_str() != "next_cursor")
+                    .filter(|k| {
+                        !optional.contains(&k.as_str())
+                            && !matches!(k.as_str(), "next_cursor" | "next_call")
+                    })
                     .cloned()
                     .collect()
             })

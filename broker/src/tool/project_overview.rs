@@ -8,7 +8,7 @@ use moat_protocol::limits;
 use moat_protocol::request::{ProjectOverviewArgs, Request};
 use moat_protocol::response::{Declares, Limit, ProjectOverviewOutput};
 
-use super::render::{display, listing, obj, plural, stopped_json};
+use super::render::{display, listing, obj, plural, stopped_json, walk_last_line};
 use super::schema::{path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::Rendered;
@@ -110,12 +110,16 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
     if o.stopped_by.contains(&Limit::Files) {
         let _ = write!(
             summary,
-            "\nIncomplete: the walk stopped at the file limit after {}; every count is a lower bound. Survey a subdirectory with path for exact counts.",
+            "\nIncomplete: the walk stopped at the file limit after {}; every count is a lower bound.",
             plural(o.total_files, "file", "files")
         );
     }
     if o.timed_out {
         summary.push_str("\nThe walk stopped at the time budget; the counts are a lower bound.");
+    }
+    if let Some(line) = walk_last_line("project_overview", &o.stopped_by, None) {
+        summary.push('\n');
+        summary.push_str(&line);
     }
     let manifests: Vec<Value> = o
         .manifests

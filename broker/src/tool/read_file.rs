@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::{ReadFileArgs, Request};
-use moat_protocol::response::ReadFileOutput;
+use moat_protocol::response::{Limit, ReadFileOutput};
 
 use super::render::{fenced, obj, stopped_json};
 use super::schema::{path_schema, scalars};
@@ -69,13 +69,22 @@ pub(super) fn render(o: ReadFileOutput) -> Rendered {
             o.size_bytes
         )
     } else {
+        // Which limit cut the read, in words: the line count of one answer,
+        // or the text one answer may hold.
+        let cut = match o.cut {
+            Some(Limit::Lines) => format!(
+                " (truncated at the {}-line limit)",
+                o.end_line + 1 - o.start_line
+            ),
+            Some(_) => " (truncated at the answer's size limit)".to_owned(),
+            None => String::new(),
+        };
         let mut s = format!(
-            "{}: lines {}-{} of {}{}, {} bytes.",
+            "{}: lines {}-{} of {}{cut}, {} bytes.",
             show_name(&o.path),
             o.start_line,
             o.end_line,
             o.total_lines,
-            if o.cut.is_some() { " (truncated)" } else { "" },
             o.size_bytes
         );
         if o.cut.is_some() {

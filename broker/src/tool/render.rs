@@ -189,6 +189,24 @@ pub(crate) fn cursor_line(tool: &str, cursor: &str) -> String {
     format!("… more: call {tool} again with the same arguments and cursor=\"{cursor}\"")
 }
 
+/// The last line of an answer cut by `stopped_by`: the cursor line when a
+/// cursor continues it, else what to do about a walk the file limit or the
+/// clock stopped; `None` when nothing stopped it (or a limit whose words
+/// are in the summary already).
+pub(crate) fn walk_last_line(
+    tool: &str,
+    stopped_by: &[Limit],
+    cursor: Option<&str>,
+) -> Option<String> {
+    if let Some(c) = cursor {
+        return Some(cursor_line(tool, c));
+    }
+    [Limit::Files, Limit::Time]
+        .into_iter()
+        .find(|l| stopped_by.contains(l))
+        .map(|l| more_line(tool, l, None))
+}
+
 /// The `stopped_by` member: the limits that stopped the work, by their
 /// names in the one vocabulary every tool uses (empty: complete).
 pub(crate) fn stopped_json(stopped_by: &[Limit]) -> Value {
@@ -272,10 +290,22 @@ pub(crate) fn listing(summary: String, structured: serde_json::Map<String, Value
     }
 }
 
-/// The last line of an answer a limit cut: the call that continues it,
-/// with its arguments as JSON.
-pub(crate) fn continue_with(tool: &str, args: &Value) -> String {
-    format!("To continue, call {tool} with {args}.")
+/// The last line of an answer a limit cut when going on takes other
+/// arguments: the call that continues it, with its arguments as JSON; and
+/// the same call for structuredContent's `next_call` (see [`next_call`]).
+pub(crate) fn continue_with(tool: &str, args: &Value) -> (String, Value) {
+    (
+        format!("To continue, call {tool} with {args}."),
+        serde_json::json!({"tool": tool, "arguments": args}),
+    )
+}
+
+/// Add the `next_call` member (`{tool, arguments}`), the structured twin of
+/// a [`continue_with`] line, when the answer has one.
+pub(crate) fn next_call(structured: &mut Map<String, Value>, call: Option<Value>) {
+    if let Some(call) = call {
+        structured.insert("next_call".into(), call);
+    }
 }
 
 pub(crate) fn method_str(m: SymbolMethod) -> &'static str {

@@ -39,6 +39,16 @@ pub(super) fn stopped_by_schema() -> Value {
     json!({"type": "array", "items": {"type": "string", "enum": names}})
 }
 
+/// The `next_call` member: the tool and arguments of the call that
+/// continues a cut answer.
+pub(super) fn next_call_schema() -> Value {
+    json!({
+        "type": "object", "additionalProperties": false, "required": ["arguments", "tool"],
+        "properties": {"tool": {"type": "string"}, "arguments": {"type": "object"}},
+        "description": "The call that continues this cut answer (the twin of its last line)."
+    })
+}
+
 /// A whole input or output schema: `props`, `required` sorted, nothing else
 /// allowed.
 pub(super) fn object_schema<S: AsRef<str>>(props: Value, required: &[S]) -> Value {

@@ -9,8 +9,8 @@ use moat_protocol::request::{Request, SearchCodeArgs};
 use moat_protocol::response::SearchCodeOutput;
 
 use super::render::{
-    cursor_line, display, fenced, limit_notes, notes, obj, page_cursor, plural, skipped_json,
-    skipped_notes, stopped_json,
+    display, fenced, limit_notes, notes, obj, page_cursor, plural, skipped_json, skipped_notes,
+    stopped_json, walk_last_line,
 };
 use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
 use super::{Args, ITEM, Spec};
@@ -125,9 +125,9 @@ pub(super) fn render(request: &Request, o: SearchCodeOutput, root: &str) -> Rend
         _ => 0,
     };
     let next = page_cursor(request, &o.stopped_by, skip + count);
-    if let Some(c) = &next {
+    if let Some(line) = walk_last_line("search_code", &o.stopped_by, next.as_deref()) {
         summary.push('\n');
-        summary.push_str(&cursor_line("search_code", c));
+        summary.push_str(&line);
     }
     let mut body = String::new();
     let mut matches = Vec::with_capacity(o.matches.len());

@@ -250,7 +250,10 @@ fn max_read_lines_truncates_a_read() {
         assert_eq!(s["end_line"], 25, "{r}");
         assert_eq!(s["total_lines"], 5000, "{r}");
         assert_eq!(s["truncated"], true, "{r}");
-        assert!(text(&r, 0).contains("(truncated)"), "{r}");
+        assert!(
+            text(&r, 0).contains("(truncated at the 25-line limit)"),
+            "{r}"
+        );
         let body = super::util::fenced_body(&r);
         assert_eq!(body.lines().count(), 25);
         assert!(body.ends_with("25  line 25"), "{body}");
