@@ -823,3 +823,42 @@ fn start_up_refuses_an_unusable_jwks_and_an_incomplete_oauth_table() {
         assert!(run.stderr.contains(says), "{says}: {run}");
     }
 }
+
+#[test]
+fn doctor_checks_the_oauth_settings_and_fetches_the_jwks_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = Signer::new(dir.path(), "EdDSA", "ed-1");
+    let es = Signer::new(dir.path(), "ES256", "es-1");
+    let server = JwksServer::start(jwks(&[&ed, &es]));
+    let fx = Fixture::new();
+    let root = fx.root.to_str().unwrap();
+    let env: Vec<(String, String)> = oauth_env(&server.url())
+        .into_iter()
+        .chain([("MOAT_SANDBOX__MODE".to_owned(), "in-process".to_owned())])
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let args = ["doctor", "--transport", "http", "--json", "--workspace", root];
+    let run = run_moat(args, &env);
+    assert_eq!(run.code, Some(0), "{run}");
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let checks = &d["checks"];
+    assert_eq!(checks["http_auth"], "oauth", "{run}");
+    assert_eq!(checks["oauth_audience"], AUDIENCE, "{run}");
+    assert_eq!(checks["oauth_metadata"], META, "{run}");
+    assert_eq!(
+        checks["oauth_keys"],
+        format!("2 usable from {}", server.url()),
+        "{run}"
+    );
+    assert_eq!(server.hits(), 1);
+    // The JWKS server down: doctor says so and fails.
+    server.set(Serve::Down);
+    let run = run_moat(args, &env);
+    assert_eq!(run.code, Some(1), "{run}");
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        d["checks"]["oauth_keys"].as_str().unwrap().starts_with("FAILED: "),
+        "{run}"
+    );
+    assert_eq!(d["ready"], false, "{run}");
+}

@@ -235,6 +235,25 @@ impl Validator {
     }
 }
 
+/// `moat doctor`'s check: load the keys once, as start-up would (one
+/// fetch of the URL), and say how many usable keys were found where.
+///
+/// # Errors
+///
+/// Why the keys cannot be loaded.
+pub fn probe_keys(config: &OauthConfig) -> Result<String, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let set = rt.block_on(jwks::load(&config.keys))?;
+    let from = match &config.keys {
+        settings::KeySource::Path(p) => p.display().to_string(),
+        settings::KeySource::Url(u) => u.clone(),
+    };
+    Ok(format!("{} usable from {from}", set.len()))
+}
+
 /// The algorithm and `kid` of a token's header, read before anything else:
 /// an algorithm other than the three is refused here, whatever the keys.
 fn read_header(token: &str) -> Result<(Algorithm, Option<String>), Refusal> {

@@ -371,6 +371,53 @@ mod tests {
         assert!(production_violations(&c).is_empty());
     }
 
+    /// The value of the `- name: NAME` entry's `value:` line in a manifest.
+    fn manifest_env(manifest: &str, name: &str) -> Option<String> {
+        let mut lines = manifest.lines();
+        lines.find(|l| l.trim() == format!("- name: {name}"))?;
+        let value = lines.next()?.trim().strip_prefix("value:")?;
+        Some(value.trim().trim_matches('"').to_owned())
+    }
+
+    #[test]
+    fn the_kubernetes_oauth_example_is_complete_ships_no_secret_and_passes_production() {
+        let k8s = include_str!("../../../../docs/deploy/kubernetes-oauth.yaml");
+        let objects: Vec<&str> = k8s.split("\n---\n").collect();
+        for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
+            let claim = line.trim().trim_start_matches("claimName:").trim();
+            assert!(
+                objects.iter().any(|o| o.contains("kind: PersistentVolumeClaim")
+                    && o.contains(&format!("  name: {claim}\n"))),
+                "the manifest mounts claim {claim} but does not define it"
+            );
+        }
+        assert!(k8s.contains("mountPath: /workspace"));
+        assert!(
+            !objects.iter().any(|o| o.lines().any(|l| l == "kind: Secret")),
+            "the manifest ships a Secret"
+        );
+        assert!(!k8s.contains("secretKeyRef"));
+        let limit = k8s
+            .split("limits:")
+            .nth(1)
+            .and_then(|l| l.lines().find(|l| l.trim().starts_with("cpu:")))
+            .map(|l| l.trim().trim_start_matches("cpu:").trim().trim_matches('"').to_owned());
+        assert_eq!(manifest_env(k8s, "MOAT_SANDBOX__WORKERS"), limit);
+        let pre_stop = k8s.split("preStop:").nth(1).unwrap_or_default();
+        assert!(pre_stop.trim_start().starts_with("sleep:"), "no preStop sleep");
+        assert_eq!(manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(), Some("production"));
+        assert_eq!(manifest_env(k8s, "MOAT_HTTP__AUTH").as_deref(), Some("oauth"));
+        let c = validate(RawOauth {
+            issuer: manifest_env(k8s, "MOAT_HTTP__OAUTH__ISSUER").map(OneOrMany::One),
+            audience: manifest_env(k8s, "MOAT_HTTP__OAUTH__AUDIENCE"),
+            required_scope: manifest_env(k8s, "MOAT_HTTP__OAUTH__REQUIRED_SCOPE"),
+            jwks_url: manifest_env(k8s, "MOAT_HTTP__OAUTH__JWKS_URL"),
+            ..RawOauth::default()
+        })
+        .unwrap();
+        assert!(production_violations(&c).is_empty());
+    }
+
     #[test]
     fn every_value_is_bounded() {
         let bad: Vec<(RawOauth, &str)> = vec![
