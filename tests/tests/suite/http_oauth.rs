@@ -837,7 +837,14 @@ fn doctor_checks_the_oauth_settings_and_fetches_the_jwks_once() {
         .chain([("MOAT_SANDBOX__MODE".to_owned(), "in-process".to_owned())])
         .collect();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let args = ["doctor", "--transport", "http", "--json", "--workspace", root];
+    let args = [
+        "doctor",
+        "--transport",
+        "http",
+        "--json",
+        "--workspace",
+        root,
+    ];
     let run = run_moat(args, &env);
     assert_eq!(run.code, Some(0), "{run}");
     let d: Value = serde_json::from_str(&run.stdout).unwrap();
@@ -857,7 +864,10 @@ fn doctor_checks_the_oauth_settings_and_fetches_the_jwks_once() {
     assert_eq!(run.code, Some(1), "{run}");
     let d: Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(
-        d["checks"]["oauth_keys"].as_str().unwrap().starts_with("FAILED: "),
+        d["checks"]["oauth_keys"]
+            .as_str()
+            .unwrap()
+            .starts_with("FAILED: "),
         "{run}"
     );
     assert_eq!(d["ready"], false, "{run}");

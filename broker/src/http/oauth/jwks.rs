@@ -18,7 +18,7 @@
 //! a token's algorithm is taken from the key, never from the token.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -164,7 +164,7 @@ pub async fn load(source: &KeySource) -> Result<KeySet, String> {
     Ok(set)
 }
 
-fn read_file(p: &PathBuf) -> Result<Vec<u8>, String> {
+fn read_file(p: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut bytes = Vec::new();
@@ -219,10 +219,10 @@ impl Keys {
         if let Some(k) = self.cached(kid) {
             return Lookup::Found(k);
         }
-        if self.refresh().await {
-            if let Some(k) = self.cached(kid) {
-                return Lookup::Found(k);
-            }
+        if self.refresh().await
+            && let Some(k) = self.cached(kid)
+        {
+            return Lookup::Found(k);
         }
         Lookup::Unknown
     }

@@ -386,14 +386,18 @@ mod tests {
         for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
             let claim = line.trim().trim_start_matches("claimName:").trim();
             assert!(
-                objects.iter().any(|o| o.contains("kind: PersistentVolumeClaim")
-                    && o.contains(&format!("  name: {claim}\n"))),
+                objects
+                    .iter()
+                    .any(|o| o.contains("kind: PersistentVolumeClaim")
+                        && o.contains(&format!("  name: {claim}\n"))),
                 "the manifest mounts claim {claim} but does not define it"
             );
         }
         assert!(k8s.contains("mountPath: /workspace"));
         assert!(
-            !objects.iter().any(|o| o.lines().any(|l| l == "kind: Secret")),
+            !objects
+                .iter()
+                .any(|o| o.lines().any(|l| l == "kind: Secret")),
             "the manifest ships a Secret"
         );
         assert!(!k8s.contains("secretKeyRef"));
@@ -401,12 +405,27 @@ mod tests {
             .split("limits:")
             .nth(1)
             .and_then(|l| l.lines().find(|l| l.trim().starts_with("cpu:")))
-            .map(|l| l.trim().trim_start_matches("cpu:").trim().trim_matches('"').to_owned());
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("cpu:")
+                    .trim()
+                    .trim_matches('"')
+                    .to_owned()
+            });
         assert_eq!(manifest_env(k8s, "MOAT_SANDBOX__WORKERS"), limit);
         let pre_stop = k8s.split("preStop:").nth(1).unwrap_or_default();
-        assert!(pre_stop.trim_start().starts_with("sleep:"), "no preStop sleep");
-        assert_eq!(manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(), Some("production"));
-        assert_eq!(manifest_env(k8s, "MOAT_HTTP__AUTH").as_deref(), Some("oauth"));
+        assert!(
+            pre_stop.trim_start().starts_with("sleep:"),
+            "no preStop sleep"
+        );
+        assert_eq!(
+            manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(),
+            Some("production")
+        );
+        assert_eq!(
+            manifest_env(k8s, "MOAT_HTTP__AUTH").as_deref(),
+            Some("oauth")
+        );
         let c = validate(RawOauth {
             issuer: manifest_env(k8s, "MOAT_HTTP__OAUTH__ISSUER").map(OneOrMany::One),
             audience: manifest_env(k8s, "MOAT_HTTP__OAUTH__AUDIENCE"),
