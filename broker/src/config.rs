@@ -1257,7 +1257,10 @@ fn validate(
         HttpAuth::Oauth => {
             Some(crate::http::oauth::settings::validate(h.oauth).map_err(ConfigError::Invalid)?)
         }
-        HttpAuth::None | HttpAuth::Bearer => None,
+        HttpAuth::None | HttpAuth::Bearer => {
+            crate::http::oauth::settings::check_bounds(&h.oauth).map_err(ConfigError::Invalid)?;
+            None
+        }
     };
     let http = HttpConfig {
         host: h.host.unwrap_or_else(|| "127.0.0.1".into()),

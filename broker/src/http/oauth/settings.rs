@@ -185,6 +185,31 @@ fn scope_ok(s: &str) -> bool {
             .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
 }
 
+/// The numeric bounds of `[http.oauth]`, checked wherever the table is
+/// set, even when `http.auth` is not `oauth` (so a bad value is never
+/// silently carried until the mode is switched).
+///
+/// # Errors
+///
+/// The first value out of its bounds.
+pub fn check_bounds(raw: &RawOauth) -> Result<(), String> {
+    bounded(
+        "http.oauth.leeway_seconds",
+        raw.leeway_seconds,
+        LEEWAY_DEFAULT,
+        0,
+        LEEWAY_MAX,
+    )?;
+    bounded(
+        "http.oauth.jwks_min_refresh_seconds",
+        raw.jwks_min_refresh_seconds,
+        REFRESH_DEFAULT,
+        1,
+        86_400,
+    )?;
+    Ok(())
+}
+
 /// Validate `[http.oauth]` for `auth = "oauth"`.
 ///
 /// # Errors
@@ -369,6 +394,65 @@ mod tests {
             "https://h:8443/.well-known/oauth-protected-resource"
         );
         assert!(production_violations(&c).is_empty());
+    }
+
+    fn load_file(text: &str) -> Result<crate::config::Config, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("moat.toml");
+        std::fs::write(&file, text).unwrap();
+        let sources = crate::config::Sources {
+            file: Some(file),
+            env: Vec::new(),
+            workspace_flag: Some(dir.path().to_path_buf()),
+            cwd: None,
+        };
+        crate::config::load(&sources, crate::config::Transport::Http, false)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_table_is_read_from_the_file_its_keys_named_and_typed() {
+        let c = load_file(
+            "[http]\nauth = \"OAUTH\"\n[http.oauth]\nissuer = [\"https://a.test\", \"https://b.test\"]\n\
+             audience = \"https://moat.test/mcp\"\njwks_path = \"/k.json\"\nleeway_seconds = 5\n",
+        )
+        .unwrap();
+        assert_eq!(c.http.auth, crate::config::HttpAuth::Oauth);
+        let o = c.http.oauth.unwrap();
+        assert_eq!(o.issuers, ["https://a.test", "https://b.test"]);
+        assert_eq!(o.keys, KeySource::Path("/k.json".into()));
+        assert_eq!(o.leeway_seconds, 5);
+        for (text, says) in [
+            (
+                "[http.oauth]\nisuer = \"x\"\n",
+                "unknown key `isuer` in [http.oauth]; did you mean `issuer`?",
+            ),
+            (
+                "[http]\njwks_url = \"x\"\n",
+                "did you mean `jwks_url` in `[http.oauth]`?",
+            ),
+            (
+                "[http.oauth]\nleeway_seconds = \"x\"\n",
+                "http.oauth.leeway_seconds must be a non-negative integer",
+            ),
+            (
+                "[http.oauth]\nissuer = 3\n",
+                "http.oauth.issuer must be a string or a list of strings",
+            ),
+            ("[http]\noauth = 3\n", "[http.oauth] must be a table"),
+            ("[http]\nauth = \"oath\"\n", "did you mean `oauth`?"),
+            ("[http]\nauth = \"bearer\"\n", "http.bearer_token is empty"),
+        ] {
+            let e = load_file(text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        // Without `auth`, a token still means bearer; with none, no auth.
+        let c = load_file("[http]\nbearer_token = \"t0k\"\n").unwrap();
+        assert_eq!(c.http.auth, crate::config::HttpAuth::Bearer);
+        assert_eq!(
+            load_file("").unwrap().http.auth,
+            crate::config::HttpAuth::None
+        );
     }
 
     /// The value of the `- name: NAME` entry's `value:` line in a manifest.
