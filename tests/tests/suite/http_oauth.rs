@@ -631,18 +631,31 @@ fn an_unknown_kid_refreshes_the_jwks_and_a_rotated_key_then_works() {
         &server.url(),
         &[("MOAT_HTTP__OAUTH__JWKS_MIN_REFRESH_SECONDS", "1")],
     );
+    let old_token = old.token(|_| {});
+    assert_ok(&s.send(&call().bearer(&old_token)));
+    assert_ok(&s.send(&call().bearer(&old_token)));
+    assert_eq!(server.hits(), 1, "a cached kid never fetches");
     let t = new.token(|_| {});
     // Not published yet: one refresh, still unknown.
-    assert_invalid(&s, &s.send(&call().bearer(&t)), "unknown_kid", &mut 0);
+    let mut seen = 0;
+    assert_invalid(&s, &s.send(&call().bearer(&t)), "unknown_kid", &mut seen);
     assert_eq!(server.hits(), 2, "start-up and one refresh");
-    // Published: once the interval has passed, the next unknown kid
-    // refreshes again and the token is admitted.
-    server.set(Serve::Keys(jwks(&[&old, &new])));
+    // Rotated (the old key withdrawn): once the interval has passed, the
+    // next unknown kid refreshes again and the token is admitted.
+    server.set(Serve::Keys(jwks(&[&new])));
     std::thread::sleep(Duration::from_millis(1100));
     assert_ok(&s.send(&call().bearer(&t)));
     assert_eq!(server.hits(), 3);
-    assert_ok(&s.send(&call().bearer(&old.token(|_| {}))));
+    assert_ok(&s.send(&call().bearer(&new.token(|c| c["sub"] = json!("other")))));
     assert_eq!(server.hits(), 3, "a cached kid never fetches");
+    // A token admitted under the withdrawn key is not admitted again, even
+    // the very same bytes that were admitted before the rotation.
+    assert_invalid(
+        &s,
+        &s.send(&call().bearer(&old_token)),
+        "unknown_kid",
+        &mut seen,
+    );
     assert_eq!(s.wait_events("oauth.jwks_refreshed", 2).len(), 2);
 }
 

@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -187,6 +188,8 @@ pub struct Keys {
     /// When the last refresh started; held while one runs.
     last_refresh: tokio::sync::Mutex<Option<Instant>>,
     min_interval: Duration,
+    /// Bumped each time a new set is installed.
+    generation: AtomicU64,
 }
 
 /// What a look-up found.
@@ -206,7 +209,15 @@ impl Keys {
             current: RwLock::new(Arc::new(initial)),
             last_refresh: tokio::sync::Mutex::new(None),
             min_interval,
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// Which key set is installed: a token verified under an earlier one
+    /// is verified again (its key may have been withdrawn).
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
     }
 
     fn cached(&self, kid: Option<&str>) -> Option<Arc<Key>> {
@@ -241,6 +252,7 @@ impl Keys {
                 tracing::info!(keys = set.len(), "oauth.jwks_refreshed");
                 if let Ok(mut cur) = self.current.write() {
                     *cur = Arc::new(set);
+                    self.generation.fetch_add(1, Ordering::SeqCst);
                 }
                 true
             }

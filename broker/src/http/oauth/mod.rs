@@ -22,12 +22,25 @@
 //! without the scope: 403 `error="insufficient_scope", scope="…"`. The
 //! token is never logged, echoed or forwarded; the failure reason (a fixed
 //! word) is what is logged and counted.
+//!
+//! # Verified tokens are remembered
+//!
+//! A client sends the same token with every request until it expires, and
+//! checking a signature costs far more than the rest of a small tool call.
+//! So an admitted token's SHA-256 (never the token) is kept with its
+//! subject and `exp`, for at most [`MAX_CACHED`] tokens: the same bytes are
+//! admitted again without a signature check until `exp` (plus the leeway)
+//! passes or the JWKS is refreshed. The configuration cannot change while
+//! moat runs, so every other check would give the same answer. Refused
+//! tokens are not remembered.
 
 pub mod fetch;
 pub mod jwks;
 pub mod settings;
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use hyper::header::HeaderValue;
@@ -35,6 +48,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
 
 use settings::OauthConfig;
 
@@ -42,6 +56,8 @@ use settings::OauthConfig;
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
 /// Longest `sub` kept for the audit trail, in characters.
 pub const MAX_SUBJECT_CHARS: usize = 256;
+/// Most verified tokens remembered at once.
+pub const MAX_CACHED: usize = 4096;
 /// The RFC 9728 well-known path.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
@@ -72,6 +88,7 @@ impl Refusal {
 /// The claims moat reads beyond those `jsonwebtoken` checks.
 #[derive(Deserialize)]
 struct Claims {
+    exp: Option<Value>,
     sub: Option<Value>,
     scope: Option<Value>,
     scp: Option<Value>,
@@ -94,6 +111,20 @@ pub struct Validator {
     challenge_scope: HeaderValue,
     metadata: Value,
     metadata_paths: Vec<String>,
+    verified: Mutex<HashMap<[u8; 32], Verified>>,
+}
+
+/// An admitted token, remembered by its digest.
+struct Verified {
+    subject: String,
+    exp: u64,
+    generation: u64,
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 impl std::fmt::Debug for Validator {
@@ -154,6 +185,7 @@ impl Validator {
             },
             config: config.clone(),
             keys,
+            verified: Mutex::new(HashMap::new()),
         })
     }
 
@@ -199,11 +231,16 @@ impl Validator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Refusal::Invalid("too_large"));
         }
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(subject) = self.remembered(&digest) {
+            return Ok(subject);
+        }
         let (alg, kid) = read_header(token)?;
         let key = match self.keys.find(kid.as_deref()).await {
             jwks::Lookup::Found(k) => k,
             jwks::Lookup::Unknown => return Err(Refusal::Invalid("unknown_kid")),
         };
+        let generation = self.keys.generation();
         if key.alg != alg {
             return Err(Refusal::Invalid("alg"));
         }
@@ -231,7 +268,54 @@ impl Validator {
         ) {
             return Err(Refusal::InsufficientScope);
         }
-        Ok(subject_text(&sub))
+        let subject = subject_text(&sub);
+        if let Some(exp) = claims.exp.as_ref().and_then(Value::as_f64) {
+            self.remember(digest, &subject, exp, generation);
+        }
+        Ok(subject)
+    }
+
+    /// The subject of a token admitted before, still within its `exp` and
+    /// verified under the keys now installed.
+    fn remembered(&self, digest: &[u8; 32]) -> Option<String> {
+        let mut cache = self.verified.lock().ok()?;
+        let hit = cache.get(digest)?;
+        if hit.generation == self.keys.generation()
+            && unix_now() <= hit.exp.saturating_add(self.config.leeway_seconds)
+        {
+            return Some(hit.subject.clone());
+        }
+        cache.remove(digest);
+        None
+    }
+
+    fn remember(&self, digest: [u8; 32], subject: &str, exp: f64, generation: u64) {
+        let Ok(mut cache) = self.verified.lock() else {
+            return;
+        };
+        if cache.len() >= MAX_CACHED {
+            let now = unix_now();
+            let leeway = self.config.leeway_seconds;
+            let current = self.keys.generation();
+            cache.retain(|_, v| v.generation == current && now <= v.exp.saturating_add(leeway));
+            if cache.len() >= MAX_CACHED {
+                cache.clear();
+            }
+        }
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a past or absurd exp only shortens what is remembered"
+        )]
+        let exp = exp.max(0.0) as u64;
+        cache.insert(
+            digest,
+            Verified {
+                subject: subject.to_owned(),
+                exp,
+                generation,
+            },
+        );
     }
 }
 
