@@ -33,6 +33,10 @@
 //! passes or the JWKS is refreshed. The configuration cannot change while
 //! moat runs, so every other check would give the same answer. Refused
 //! tokens are not remembered.
+//!
+//! Signatures are checked one at a time: a flood of forged tokens (each
+//! costing a signature check) then takes at most one runtime thread, and
+//! callers whose token is remembered, who need no check, keep the rest.
 
 pub mod fetch;
 pub mod jwks;
@@ -112,6 +116,8 @@ pub struct Validator {
     metadata: Value,
     metadata_paths: Vec<String>,
     verified: Mutex<HashMap<[u8; 32], Verified>>,
+    /// One signature check at a time.
+    verifying: tokio::sync::Semaphore,
 }
 
 /// An admitted token, remembered by its digest.
@@ -186,6 +192,7 @@ impl Validator {
             config: config.clone(),
             keys,
             verified: Mutex::new(HashMap::new()),
+            verifying: tokio::sync::Semaphore::new(1),
         })
     }
 
@@ -252,8 +259,15 @@ impl Validator {
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.set_issuer(&self.config.issuers);
         v.set_audience(&[&self.config.audience]);
-        let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &v)
-            .map_err(|e| Refusal::Invalid(reason_of(e.kind())))?;
+        let data = {
+            let _one = self
+                .verifying
+                .acquire()
+                .await
+                .map_err(|_| Refusal::Invalid("bad_signature"))?;
+            jsonwebtoken::decode::<Claims>(token, &key.decoding, &v)
+                .map_err(|e| Refusal::Invalid(reason_of(e.kind())))?
+        };
         let claims = data.claims;
         let Some(Value::String(sub)) = claims
             .sub
