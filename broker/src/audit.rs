@@ -8,7 +8,8 @@
 //! `timestamp` (RFC 3339, UTC), `level`, `message` (`"audit"`), the
 //! request's `request_id` and `rpc_id` (as on every other line of the
 //! request), then `caller` (`stdio`, `bearer` for HTTP with the static
-//! bearer token, `anonymous` for HTTP without one), `client` (the client's
+//! bearer token, `anonymous` for HTTP without one, and with OAuth the
+//! token's `sub`, escaped and cut at 256 characters), `client` (the client's
 //! `name/version` label), `tool`, the path-like arguments the call named —
 //! `path` and `file_glob`, nothing else, never another argument's value,
 //! never content — then `outcome` (`ok` or the error code), `bytes` (the
@@ -62,8 +63,8 @@ const MAX_TOOL_CHARS: usize = 100;
 /// What the broker learnt about one tool call, filled in as it is served.
 #[derive(Debug, Default, Clone)]
 pub struct Facts {
-    /// `stdio`, `bearer` or `anonymous`.
-    pub caller: &'static str,
+    /// `stdio`, `bearer`, `anonymous`, or an OAuth token's subject.
+    pub caller: Cow<'static, str>,
     /// The client's label.
     pub client: String,
     /// The tool named (the client's text, cut).
@@ -87,7 +88,7 @@ impl Facts {
     #[must_use]
     pub fn of_call(
         params: &serde_json::Map<String, Value>,
-        caller: &'static str,
+        caller: Cow<'static, str>,
         client: &str,
     ) -> Facts {
         let tool = params
@@ -183,7 +184,7 @@ pub fn record(facts: &Facts, duration_us: u64) {
     };
     let r = &sink.redactor;
     let mut values: Vec<(&'static str, Value)> = logging::request_fields();
-    values.push(("caller", Value::from(facts.caller)));
+    values.push(("caller", Value::from(facts.caller.as_ref())));
     values.push((
         "client",
         r.field("client", Value::from(facts.client.as_str())),
@@ -344,7 +345,7 @@ mod tests {
                 "context_lines": 2
             }
         });
-        let facts = Facts::of_call(params.as_object().unwrap(), "stdio", "c/1");
+        let facts = Facts::of_call(params.as_object().unwrap(), "stdio".into(), "c/1");
         assert_eq!(facts.tool, "search_code");
         let path = facts.path.unwrap();
         assert!(path.starts_with("src/"), "{path}");
@@ -364,7 +365,7 @@ mod tests {
     fn many_globs_are_cut_with_a_count() {
         let globs: Vec<String> = (0..MAX_GLOBS + 3).map(|i| format!("{i}.rs")).collect();
         let params = json!({"name": "search_code", "arguments": {"file_glob": globs}});
-        let facts = Facts::of_call(params.as_object().unwrap(), "stdio", "c/1");
+        let facts = Facts::of_call(params.as_object().unwrap(), "stdio".into(), "c/1");
         let kept = facts.file_glob.unwrap();
         assert_eq!(kept.len(), MAX_GLOBS + 1);
         assert_eq!(kept[MAX_GLOBS], format!("{CUT_MARKER} 3 more"));

@@ -145,6 +145,10 @@ pub struct HttpConfig {
     pub port: u16,
     /// Bearer token; empty = no authentication.
     pub bearer_token: String,
+    /// How callers are authenticated (`http.auth`).
+    pub auth: HttpAuth,
+    /// `[http.oauth]`, present exactly when `auth` is [`HttpAuth::Oauth`].
+    pub oauth: Option<crate::transport::http::oauth::settings::OauthConfig>,
     /// Allowed `Origin` values (exact).
     pub allowed_origins: Vec<String>,
     /// Extra allowed `Host` names (the bound address and loopback names are
@@ -168,6 +172,20 @@ pub struct HttpConfig {
     pub max_queued_bytes: u64,
 }
 
+/// `http.auth`: how HTTP callers are authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpAuth {
+    /// Any caller (the default without a bearer token).
+    None,
+    /// The static `http.bearer_token` (the default with one).
+    Bearer,
+    /// OAuth 2.1 access tokens (JWT) checked against `[http.oauth]`.
+    Oauth,
+}
+
+/// `http.auth`'s values.
+const AUTH_MODES: &[&str] = &["none", "bearer", "oauth"];
+
 /// How a token appears in `Debug` output: whether one is set, never itself.
 fn secret_shown(token: &str) -> &'static str {
     if token.is_empty() {
@@ -183,6 +201,8 @@ impl std::fmt::Debug for HttpConfig {
             .field("host", &self.host)
             .field("port", &self.port)
             .field("bearer_token", &secret_shown(&self.bearer_token))
+            .field("auth", &self.auth)
+            .field("oauth", &self.oauth)
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("max_request_bytes", &self.max_request_bytes)
@@ -296,10 +316,13 @@ enum Kind {
     Float,
     Bool,
     List,
+    /// One string or a list of strings.
+    Strings,
 }
 
 /// Every settable field: `(section, field, kind)`; the environment variable is
-/// `MOAT_<SECTION>__<FIELD>` upper-cased.
+/// `MOAT_<SECTION>__<FIELD>` upper-cased, a nested table's dot written `__`
+/// (`http.oauth.issuer` is `MOAT_HTTP__OAUTH__ISSUER`).
 const FIELDS: &[(&str, &str, Kind)] = &[
     ("server", "name", Kind::Str),
     ("server", "title", Kind::Str),
@@ -338,6 +361,15 @@ const FIELDS: &[(&str, &str, Kind)] = &[
     ("http", "body_timeout_ms", Kind::Int),
     ("http", "write_timeout_ms", Kind::Int),
     ("http", "max_queued_bytes", Kind::Int),
+    ("http", "auth", Kind::Str),
+    ("http.oauth", "issuer", Kind::Strings),
+    ("http.oauth", "audience", Kind::Str),
+    ("http.oauth", "required_scope", Kind::Str),
+    ("http.oauth", "jwks_path", Kind::Str),
+    ("http.oauth", "jwks_url", Kind::Str),
+    ("http.oauth", "leeway_seconds", Kind::Int),
+    ("http.oauth", "jwks_min_refresh_seconds", Kind::Int),
+    ("http.oauth", "resource_metadata_url", Kind::Str),
     ("observability", "log_level", Kind::Str),
     ("observability", "log_json", Kind::Bool),
     ("observability", "log_tool_arguments", Kind::Bool),
@@ -349,11 +381,8 @@ const FIELDS: &[(&str, &str, Kind)] = &[
 
 /// The environment variable names moat reads, for documentation and `doctor`.
 pub fn env_names() -> impl Iterator<Item = String> {
-    std::iter::once("MOAT_ENVIRONMENT".to_owned()).chain(
-        FIELDS
-            .iter()
-            .map(|(s, f, _)| format!("MOAT_{}__{}", s.to_uppercase(), f.to_uppercase())),
-    )
+    std::iter::once("MOAT_ENVIRONMENT".to_owned())
+        .chain(FIELDS.iter().map(|(s, f, _)| env_name(s, f)))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -427,6 +456,9 @@ struct RawHttp {
     body_timeout_ms: Option<u64>,
     write_timeout_ms: Option<u64>,
     max_queued_bytes: Option<u64>,
+    auth: Option<String>,
+    #[serde(default)]
+    oauth: crate::transport::http::oauth::settings::RawOauth,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -513,8 +545,8 @@ fn overlay_env(tree: &mut Map<String, Value>, env: &[(String, String)]) -> Resul
         }
         let known = key
             .strip_prefix("MOAT_")
-            .and_then(|r| r.split_once("__"))
-            .map(|(s, f)| (s.to_lowercase(), f.to_lowercase()))
+            .and_then(|r| r.rsplit_once("__"))
+            .map(|(s, f)| (s.to_lowercase().replace("__", "."), f.to_lowercase()))
             .and_then(|(s, f)| {
                 FIELDS
                     .iter()
@@ -530,28 +562,28 @@ fn overlay_env(tree: &mut Map<String, Value>, env: &[(String, String)]) -> Resul
                 kind_name(*kind)
             ))
         })?;
-        let entry = tree
-            .entry(section)
-            .or_insert_with(|| Value::Object(Map::new()));
-        match entry {
-            Value::Object(m) => {
-                m.insert(field, parsed);
-            }
-            _ => {
+        let mut table = &mut *tree;
+        for part in section.split('.') {
+            let entry = table
+                .entry(part.to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(m) = entry else {
                 return Err(ConfigError::Invalid(format!(
                     "{key}: its section is not a table"
                 )));
-            }
+            };
+            table = m;
         }
+        table.insert(field, parsed);
     }
     Ok(())
 }
 
-/// The sections of the file, in the order of [`FIELDS`].
+/// The top-level sections of the file, in the order of [`FIELDS`].
 fn sections() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for (s, _, _) in FIELDS {
-        if !out.contains(s) {
+        if !out.contains(s) && !s.contains('.') {
             out.push(s);
         }
     }
@@ -633,7 +665,11 @@ fn fields_named(name: &str) -> Vec<(&'static str, &'static str)> {
 }
 
 fn env_name(section: &str, field: &str) -> String {
-    format!("MOAT_{}__{}", section.to_uppercase(), field.to_uppercase())
+    format!(
+        "MOAT_{}__{}",
+        section.to_uppercase().replace('.', "__"),
+        field.to_uppercase()
+    )
 }
 
 /// Whether Kubernetes would have set `key` for a Service whose name starts
@@ -711,31 +747,53 @@ fn check_file_keys(tree: &Map<String, Value>) -> Result<(), String> {
         let Value::Object(fields) = value else {
             continue;
         };
-        for field in fields.keys() {
-            if FIELDS.iter().any(|(s, f, _)| s == top && f == field) {
-                continue;
+        check_table_keys(top, fields)?;
+    }
+    Ok(())
+}
+
+/// Whether `[section]` is a known (nested) table.
+fn is_section(section: &str) -> bool {
+    FIELDS.iter().any(|(s, _, _)| *s == section)
+}
+
+/// Refuse an unknown key of the table `top` (`http`, `http.oauth`), and
+/// of the known tables nested in it.
+fn check_table_keys(top: &str, fields: &Map<String, Value>) -> Result<(), String> {
+    for (field, value) in fields {
+        let nested = format!("{top}.{field}");
+        if is_section(&nested) {
+            match value {
+                Value::Object(inner) => {
+                    check_table_keys(&nested, inner)?;
+                    continue;
+                }
+                _ => return Err(format!("[{nested}] must be a table, not {value}")),
             }
-            let here: Vec<&str> = FIELDS
-                .iter()
-                .filter(|(s, _, _)| s == top)
-                .map(|(_, f, _)| *f)
-                .collect();
-            let mut guesses: Vec<String> = closest(field, &here)
-                .into_iter()
-                .map(str::to_owned)
-                .collect();
-            if guesses.is_empty() {
-                guesses = FIELDS
-                    .iter()
-                    .filter(|(s, f, _)| f == field && s != top)
-                    .map(|(s, f, _)| format!("{f}` in `[{s}]"))
-                    .collect();
-            }
-            return Err(format!(
-                "unknown key `{field}` in [{top}]{}",
-                did_you_mean(&guesses)
-            ));
         }
+        if FIELDS.iter().any(|(s, f, _)| *s == top && f == field) {
+            continue;
+        }
+        let here: Vec<&str> = FIELDS
+            .iter()
+            .filter(|(s, _, _)| *s == top)
+            .map(|(_, f, _)| *f)
+            .collect();
+        let mut guesses: Vec<String> = closest(field, &here)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if guesses.is_empty() {
+            guesses = FIELDS
+                .iter()
+                .filter(|(s, f, _)| f == field && *s != top)
+                .map(|(s, f, _)| format!("{f}` in `[{s}]"))
+                .collect();
+        }
+        return Err(format!(
+            "unknown key `{field}` in [{top}]{}",
+            did_you_mean(&guesses)
+        ));
     }
     Ok(())
 }
@@ -795,34 +853,49 @@ fn check_types(tree: &Map<String, Value>) -> Result<(), ConfigError> {
             }
             continue;
         }
-        let Value::Object(fields) = value else {
-            if FIELDS.iter().any(|(s, _, _)| s == section) {
-                return Err(ConfigError::Invalid(format!(
-                    "[{section}] must be a table, not {value}"
-                )));
-            }
+        check_table_types(section, value)?;
+    }
+    Ok(())
+}
+
+/// [`check_types`] for the table `section` (`http`, `http.oauth`) and the
+/// known tables nested in it.
+fn check_table_types(section: &str, value: &Value) -> Result<(), ConfigError> {
+    let Value::Object(fields) = value else {
+        if is_section(section) {
+            return Err(ConfigError::Invalid(format!(
+                "[{section}] must be a table, not {value}"
+            )));
+        }
+        return Ok(());
+    };
+    for (field, v) in fields {
+        let nested = format!("{section}.{field}");
+        if is_section(&nested) {
+            check_table_types(&nested, v)?;
+            continue;
+        }
+        let Some((_, _, kind)) = FIELDS.iter().find(|(s, f, _)| *s == section && f == field) else {
             continue;
         };
-        for (field, v) in fields {
-            let Some((_, _, kind)) = FIELDS.iter().find(|(s, f, _)| s == section && f == field)
-            else {
-                continue;
-            };
-            let (ok, wanted) = match kind {
-                Kind::Str => (v.is_string(), "a string"),
-                Kind::Int => (v.is_u64(), "a non-negative integer"),
-                Kind::Float => (v.is_number(), "a number"),
-                Kind::Bool => (v.is_boolean(), "true or false"),
-                Kind::List => (
-                    v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
-                    "a list of strings",
-                ),
-            };
-            if !ok {
-                return Err(ConfigError::Invalid(format!(
-                    "{section}.{field} must be {wanted}, not {v}"
-                )));
-            }
+        let (ok, wanted) = match kind {
+            Kind::Str => (v.is_string(), "a string"),
+            Kind::Int => (v.is_u64(), "a non-negative integer"),
+            Kind::Float => (v.is_number(), "a number"),
+            Kind::Bool => (v.is_boolean(), "true or false"),
+            Kind::List => (
+                v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+                "a list of strings",
+            ),
+            Kind::Strings => (
+                v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+                "a string or a list of strings",
+            ),
+        };
+        if !ok {
+            return Err(ConfigError::Invalid(format!(
+                "{section}.{field} must be {wanted}, not {v}"
+            )));
         }
     }
     Ok(())
@@ -834,7 +907,7 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Int => "non-negative integer",
         Kind::Float => "number",
         Kind::Bool => "boolean (true/false)",
-        Kind::List => "comma-separated list",
+        Kind::List | Kind::Strings => "comma-separated list",
     }
 }
 
@@ -849,7 +922,7 @@ fn parse_env(kind: Kind, v: &str) -> Option<Value> {
             "0" | "false" | "no" | "off" => Value::Bool(false),
             _ => return None,
         },
-        Kind::List => Value::Array(
+        Kind::List | Kind::Strings => Value::Array(
             v.split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
@@ -1166,10 +1239,37 @@ fn validate(
                 .into(),
         ));
     }
+    // Without `http.auth`, a token means bearer, as before the setting.
+    let auth = match choice("http.auth", h.auth.as_deref(), AUTH_MODES)? {
+        None if token.is_empty() => HttpAuth::None,
+        None | Some("bearer") => HttpAuth::Bearer,
+        Some("none") => HttpAuth::None,
+        // `choice` returns one of AUTH_MODES: "oauth".
+        Some(_) => HttpAuth::Oauth,
+    };
+    if auth == HttpAuth::Bearer && token.is_empty() {
+        return Err(ConfigError::Invalid(
+            "http.auth is bearer but http.bearer_token is empty: set MOAT_HTTP__BEARER_TOKEN"
+                .into(),
+        ));
+    }
+    let oauth = match auth {
+        HttpAuth::Oauth => Some(
+            crate::transport::http::oauth::settings::validate(h.oauth)
+                .map_err(ConfigError::Invalid)?,
+        ),
+        HttpAuth::None | HttpAuth::Bearer => {
+            crate::transport::http::oauth::settings::check_bounds(&h.oauth)
+                .map_err(ConfigError::Invalid)?;
+            None
+        }
+    };
     let http = HttpConfig {
         host: h.host.unwrap_or_else(|| "127.0.0.1".into()),
         port: u16::try_from(bounded("http.port", h.port, 8080, 0, 65_535)?).unwrap_or(8080),
         bearer_token: token,
+        auth,
+        oauth,
         allowed_origins: h.allowed_origins.unwrap_or_default(),
         allowed_hosts: h.allowed_hosts.unwrap_or_default(),
         max_request_bytes: bounded(
@@ -1319,12 +1419,19 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
             "MOAT_SANDBOX__FOLLOW_SYMLINKS is true: links inside the workspace are followed".into(),
         );
     }
-    if transport == Transport::Http && c.http.bearer_token.is_empty() {
-        v.push(
-            "MOAT_HTTP__BEARER_TOKEN is empty: the HTTP endpoint would accept any caller".into(),
-        );
+    if transport == Transport::Http && c.http.auth == HttpAuth::None {
+        v.push(if c.http.bearer_token.is_empty() {
+            "MOAT_HTTP__BEARER_TOKEN is empty: the HTTP endpoint would accept any caller".into()
+        } else {
+            "MOAT_HTTP__AUTH is none: the HTTP endpoint would accept any caller".into()
+        });
     }
-    if transport == Transport::Http && !c.http.bearer_token.is_empty() {
+    if transport == Transport::Http
+        && let Some(o) = &c.http.oauth
+    {
+        v.extend(crate::transport::http::oauth::settings::production_violations(o));
+    }
+    if transport == Transport::Http && c.http.auth == HttpAuth::Bearer {
         if is_placeholder_token(&c.http.bearer_token) {
             v.push(
                 "MOAT_HTTP__BEARER_TOKEN is a placeholder, not a secret: generate one \

@@ -69,6 +69,17 @@ pub const AUTH_FAILURE_REASONS: &[&str] = &[
     "authorization_malformed",
     "origin_rejected",
     "host_rejected",
+    // `http.auth = "oauth"` (see `http::oauth`).
+    "too_large",
+    "malformed",
+    "alg",
+    "unknown_kid",
+    "bad_signature",
+    "expired",
+    "not_yet_valid",
+    "bad_issuer",
+    "bad_audience",
+    "insufficient_scope",
 ];
 
 /// Worker process events (the `moat_worker_events_total` events).

@@ -122,12 +122,26 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
     line(
         &mut out,
         "http auth",
-        if config.http.bearer_token.is_empty() {
-            "NOT SET"
-        } else {
-            "set"
+        match config.http.auth {
+            config::HttpAuth::None => "NOT SET",
+            config::HttpAuth::Bearer => "set",
+            config::HttpAuth::Oauth => "oauth",
         },
     );
+    let mut failed = false;
+    if let Some(o) = &config.http.oauth {
+        line(&mut out, "oauth issuers", o.issuers.join(", "));
+        line(&mut out, "oauth audience", o.audience.as_str());
+        line(&mut out, "oauth scope", o.required_scope.as_str());
+        line(&mut out, "oauth metadata", o.resource_metadata_url.as_str());
+        match crate::transport::http::oauth::probe_keys(o) {
+            Ok(found) => line(&mut out, "oauth keys", found),
+            Err(e) => {
+                failed = true;
+                line(&mut out, "oauth keys", format!("FAILED: {e}"));
+            }
+        }
+    }
     let mode = match (config.sandbox.mode, config.sandbox.mode_automatic) {
         (SandboxMode::Confined, _) => "confined (worker processes)".to_owned(),
         (SandboxMode::InProcess, true) => {
@@ -146,7 +160,6 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         "read in-process (no git binary); workers can execute no program",
     );
 
-    let mut failed = false;
     if config.sandbox.mode == SandboxMode::Confined {
         match probe_worker(&config) {
             Ok(report) => {

@@ -165,6 +165,9 @@ pub struct TransportInfo<'a> {
     pub protocol_header: Option<&'a str>,
     /// Whether this is HTTP (no sessions: the era follows the header).
     pub http: bool,
+    /// The subject of the OAuth token that admitted the request, escaped
+    /// and bounded (HTTP with `http.auth = "oauth"` only).
+    pub subject: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,7 +325,13 @@ impl Server {
     /// core (`busy`, a mirrored header that disagrees with the body), when
     /// it is a `tools/call`: `outcome` is the refusal's code, `bytes` the
     /// size of the answer's body.
-    pub fn audit_refused(&self, msg: &Message, outcome: &'static str, bytes: u64) {
+    pub fn audit_refused(
+        &self,
+        msg: &Message,
+        subject: Option<&str>,
+        outcome: &'static str,
+        bytes: u64,
+    ) {
         if msg.method != "tools/call" {
             return;
         }
@@ -332,6 +341,7 @@ impl Server {
         let transport = TransportInfo {
             protocol_header: None,
             http: true,
+            subject,
         };
         let client = self.client_of(msg, &Session::default());
         let mut facts = crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client);
@@ -361,15 +371,19 @@ impl Server {
     }
 
     /// Who sent a request, for the audit trail: `stdio`, or over HTTP
-    /// `bearer` (the configured static token admitted it) or `anonymous`
-    /// (no token is configured).
-    fn caller(&self, transport: TransportInfo<'_>) -> &'static str {
+    /// `bearer` (the configured static token admitted it), `anonymous`
+    /// (no authentication is configured) or the subject of the OAuth token
+    /// that admitted it.
+    fn caller(&self, transport: TransportInfo<'_>) -> std::borrow::Cow<'static, str> {
+        use crate::config::HttpAuth;
         if !transport.http {
-            "stdio"
-        } else if self.config.http.bearer_token.is_empty() {
-            "anonymous"
-        } else {
-            "bearer"
+            return "stdio".into();
+        }
+        match (self.config.http.auth, transport.subject) {
+            (HttpAuth::Oauth, Some(sub)) => sub.to_owned().into(),
+            (HttpAuth::Oauth, None) => "oauth".into(),
+            (HttpAuth::Bearer, _) => "bearer".into(),
+            (HttpAuth::None, _) => "anonymous".into(),
         }
     }
 

@@ -114,7 +114,7 @@ fn mime_of(path: &str) -> &'static str {
 #[must_use]
 pub fn facts_of_read(
     params: &Map<String, Value>,
-    caller: &'static str,
+    caller: std::borrow::Cow<'static, str>,
     client: &str,
 ) -> crate::audit::Facts {
     let uri = params.get("uri").and_then(Value::as_str).unwrap_or("");

@@ -19,6 +19,7 @@ mod hard_links; // a second name for an outside file is refused (hard_link)
 mod healthcheck; // `moat healthcheck [--ready]` against a real HTTP server: 0 on 200, 1 otherwise (never 2)
 mod http; // probes, both eras over POST, status mapping, header mirroring, 413, 405, stalls, 503, drain
 mod http_auth; // Origin -> Host -> bearer, in that order; rebinding hosts; probes open; duplicated or unreadable gate headers and absolute-form targets fail closed (400)
+mod http_oauth; // http.auth = oauth: JWT checks (every outcome), RFC 9728 metadata and challenges, the JWKS cache and its refresh under a down, slow or huge server
 mod injection; // INJ11 onwards end to end: families planted in everyday files, contexts, the warning line, benign near misses
 mod limit_matrix; // one test per tool and limit: truncated, stopped_by, truthful wording, counts, the continuation and its structured twin, the next page and the last
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries

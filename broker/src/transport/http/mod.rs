@@ -17,7 +17,11 @@
 //!    answer is no token oracle either.
 //! 1. **Origin** (403) — first, so the endpoint is not a token oracle for a
 //!    browser page; then **Host** (403, the DNS-rebinding defence).
-//! 2. **Bearer token** (401 + `WWW-Authenticate: Bearer`), constant time.
+//! 2. **Bearer token** (401 + `WWW-Authenticate: Bearer`), constant time;
+//!    or, with `http.auth = "oauth"`, an OAuth access token ([`oauth`]:
+//!    401 or 403 with RFC 6750/9728 challenges). With OAuth, `GET` of the
+//!    protected-resource metadata ([`oauth::METADATA_PATH`], also with
+//!    `/mcp` after it) is answered without a token, like the probes.
 //! 3. **Size**: `Content-Length` over the cap (413) before reading, then the
 //!    streamed bytes (413 the moment they exceed it).
 //! 4. **Parse**: bad JSON 400/-32700; a batch 400/-32600; envelope 400/-32600.
@@ -47,6 +51,7 @@
 //! in-flight requests finish, reap the workers and exit 0.
 
 pub mod auth;
+pub mod oauth;
 pub mod origin;
 pub mod output;
 pub mod slots;
@@ -77,6 +82,8 @@ type Body = Full<Bytes>;
 struct State {
     server: Arc<Server>,
     token: Option<auth::Token>,
+    /// The OAuth checker (`http.auth = "oauth"`).
+    oauth: Option<Arc<oauth::Validator>>,
     policy: origin::Policy,
     /// Tool calls in flight over HTTP (`http.max_in_flight`).
     in_flight: Semaphore,
@@ -144,14 +151,28 @@ pub async fn serve_on(
             "http.host_unchecked: bound to every interface with no http.allowed_hosts; the Host header is not checked"
         );
     }
-    if cfg.bearer_token.is_empty() {
+    if cfg.auth == crate::config::HttpAuth::None {
         tracing::warn!(
             "http.no_auth: MOAT_HTTP__BEARER_TOKEN is empty, the endpoint accepts any caller"
         );
     }
+    // The keys are loaded before the first request is taken: a JWKS that
+    // cannot be read or fetched refuses start-up.
+    let oauth = match &cfg.oauth {
+        None => None,
+        Some(o) => match oauth::Validator::load(o).await {
+            Ok(v) => Some(Arc::new(v)),
+            Err(e) => {
+                tracing::error!(error = %e, "http.oauth_keys_unavailable");
+                return 1;
+            }
+        },
+    };
     tracing::info!(addr = %addr, "http.listening");
     let state = Arc::new(State {
-        token: (!cfg.bearer_token.is_empty()).then(|| auth::Token::new(&cfg.bearer_token)),
+        token: (cfg.auth == crate::config::HttpAuth::Bearer)
+            .then(|| auth::Token::new(&cfg.bearer_token)),
+        oauth,
         policy,
         in_flight: Semaphore::new(cfg.max_in_flight),
         max_body: cfg.max_request_bytes,
@@ -325,6 +346,23 @@ fn refused(status: StatusCode, reason: &'static str, message: &str) -> Response<
     plain_error(status, message)
 }
 
+/// 401 or 403 for a request the OAuth checker did not admit, with its
+/// challenge; logged and counted by its fixed reason, never the token.
+fn oauth_refused(o: &oauth::Validator, refusal: oauth::Refusal) -> Response<Body> {
+    let reason = refusal.reason();
+    crate::metrics::auth_failure(reason);
+    let (status, message) = match refusal {
+        oauth::Refusal::InsufficientScope => (StatusCode::FORBIDDEN, "insufficient scope"),
+        oauth::Refusal::Missing | oauth::Refusal::Invalid(_) => {
+            (StatusCode::UNAUTHORIZED, "unauthorised")
+        }
+    };
+    let mut r = refused(status, reason, message);
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, o.challenge(refusal));
+    r
+}
+
 /// 503 with `Retry-After`, logged as [`refused`].
 fn refused_busy(reason: &'static str, message: &str) -> Response<Body> {
     tracing::warn!(status = 503u16, reason, "http.refused");
@@ -489,6 +527,11 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             return json_response(StatusCode::OK, &json!({"status": "ok"}));
         }
         (&Method::GET, "/readyz") => return readyz(st),
+        (&Method::GET, p) if st.oauth.as_ref().is_some_and(|o| o.is_metadata_path(p)) => {
+            if let Some(o) = &st.oauth {
+                return json_response(StatusCode::OK, o.metadata());
+            }
+        }
         (_, "/mcp") => {}
         _ => return refused(StatusCode::NOT_FOUND, "not_found", "not found"),
     }
@@ -535,6 +578,14 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return r;
     }
+    let subject = match &st.oauth {
+        None => None,
+        Some(o) => match o.check(gate.authorization).await {
+            Ok(sub) => Some(sub),
+            Err(refusal) => return oauth_refused(o, refusal),
+        },
+    };
+    let subject = subject.as_deref();
     let too_large = || {
         refused(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -624,8 +675,12 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         name_header.as_deref(),
     ) {
         let response = rpc_refused(&e, &msg.method);
-        st.server
-            .audit_refused(&msg, crate::mcp::rpc_outcome(e.code), body_len(&response));
+        st.server.audit_refused(
+            &msg,
+            subject,
+            crate::mcp::rpc_outcome(e.code),
+            body_len(&response),
+        );
         return response;
     }
     let is_notification = msg.is_notification();
@@ -639,7 +694,8 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
                 "answers_queued",
                 "server busy: too many answers are waiting for their clients",
             );
-            st.server.audit_refused(&msg, "busy", body_len(&response));
+            st.server
+                .audit_refused(&msg, subject, "busy", body_len(&response));
             return response;
         }
         match st.in_flight.try_acquire() {
@@ -647,7 +703,8 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
             Err(_) => {
                 let response =
                     refused_busy("in_flight", "server busy: too many tool calls in flight");
-                st.server.audit_refused(&msg, "busy", body_len(&response));
+                st.server
+                    .audit_refused(&msg, subject, "busy", body_len(&response));
                 return response;
             }
         }
@@ -658,6 +715,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
     let transport = TransportInfo {
         protocol_header: protocol_header.as_deref(),
         http: true,
+        subject,
     };
     let reply = st.server.handle(msg, &session, transport).await;
     drop(permit);

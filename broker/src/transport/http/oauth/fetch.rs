@@ -1,0 +1,143 @@
+//! One bounded HTTP GET for the JWKS: https with the system's root
+//! certificates (plain http only to loopback, refused earlier by the
+//! configuration otherwise), at most `max_bytes` of body, all within
+//! `timeout` (connection, TLS, headers and body together). No redirects are
+//! followed and nothing but the answer's body is read.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::body::Bytes;
+use hyper::{Request, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_rustls::rustls;
+
+use super::settings::{is_loopback, parse_uri};
+
+/// The TLS client configuration, built once.
+fn tls() -> Result<Arc<rustls::ClientConfig>, String> {
+    static TLS: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    TLS.get_or_init(|| {
+        let mut roots = rustls::RootCertStore::empty();
+        let found = rustls_native_certs::load_native_certs();
+        for cert in found.certs {
+            let _ = roots.add(cert);
+        }
+        if roots.is_empty() {
+            return Err("no CA certificates found on this system for the JWKS URL".into());
+        }
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS set-up: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        Ok(Arc::new(config))
+    })
+    .clone()
+}
+
+/// GET `url`; the body when the answer is 200 and at most `max_bytes`.
+///
+/// # Errors
+///
+/// A message saying what failed (never the body).
+pub async fn get(url: &str, max_bytes: usize, timeout: Duration) -> Result<Vec<u8>, String> {
+    match tokio::time::timeout(timeout, get_unbounded_in_time(url, max_bytes)).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "{url}: no complete answer within {} ms",
+            timeout.as_millis()
+        )),
+    }
+}
+
+async fn get_unbounded_in_time(url: &str, max_bytes: usize) -> Result<Vec<u8>, String> {
+    let parsed = parse_uri("jwks_url", url)?;
+    if !parsed.https && !is_loopback(&parsed.host) {
+        return Err(format!("{url}: plain http is allowed only to loopback"));
+    }
+    let tcp = TcpStream::connect((parsed.host.as_str(), parsed.port))
+        .await
+        .map_err(|e| format!("{url}: connect: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let authority = if (parsed.https && parsed.port == 443) || (!parsed.https && parsed.port == 80)
+    {
+        parsed.host.clone()
+    } else if parsed.host.contains(':') {
+        format!("[{}]:{}", parsed.host, parsed.port)
+    } else {
+        format!("{}:{}", parsed.host, parsed.port)
+    };
+    if parsed.https {
+        let name = rustls::pki_types::ServerName::try_from(parsed.host.clone())
+            .map_err(|_| format!("{url}: not a valid TLS server name"))?;
+        let tls = tokio_rustls::TlsConnector::from(tls()?)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("{url}: TLS: {e}"))?;
+        exchange(tls, url, &authority, &parsed.path_and_query, max_bytes).await
+    } else {
+        exchange(tcp, url, &authority, &parsed.path_and_query, max_bytes).await
+    }
+}
+
+async fn exchange<S>(
+    io: S,
+    url: &str,
+    authority: &str,
+    path: &str,
+    max_bytes: usize,
+) -> Result<Vec<u8>, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
+        .max_buf_size(64 * 1024)
+        .handshake::<_, Empty<Bytes>>(TokioIo::new(io))
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    let driver = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let request = Request::get(path)
+        .header(header::HOST, authority)
+        .header(header::ACCEPT, "application/json, application/jwk-set+json")
+        .header(
+            header::USER_AGENT,
+            concat!("moat/", env!("CARGO_PKG_VERSION")),
+        )
+        .body(Empty::new())
+        .map_err(|e| format!("{url}: {e}"))?;
+    let result = async {
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        if response.status() != StatusCode::OK {
+            return Err(format!("{url}: answered {}", response.status().as_u16()));
+        }
+        let declared = response
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max_bytes as u64) {
+            return Err(format!(
+                "{url}: the answer is larger than {max_bytes} bytes"
+            ));
+        }
+        let body = Limited::new(response.into_body(), max_bytes)
+            .collect()
+            .await
+            .map_err(|_| format!("{url}: the answer is larger than {max_bytes} bytes or broken"))?;
+        Ok(body.to_bytes().to_vec())
+    }
+    .await;
+    driver.abort();
+    result
+}

@@ -1,0 +1,290 @@
+//! The signing keys: a JWKS read from a file or fetched from a URL by the
+//! broker (never by a worker), cached, and refreshed when a token names a
+//! `kid` the cache does not hold.
+//!
+//! A refresh is single-flight and rate-limited: at most one per
+//! `http.oauth.jwks_min_refresh_seconds`, and a token with an unknown `kid`
+//! that arrives while one is running, or too soon after the last, is
+//! refused at once rather than waiting. So a burst of tokens with random
+//! `kid`s costs the JWKS server one request per interval, and callers whose
+//! `kid` is cached never wait for a refresh (they read the cache only). A
+//! refresh that fails (the server down, slow past the time limit, or
+//! answering more than the size limit or no usable key) keeps the cached
+//! keys.
+//!
+//! Only keys moat can check are kept: `RSA` (RS256), `EC` on P-256 (ES256)
+//! and `OKP` on Ed25519 (EdDSA), with `use` absent or `sig`, and an `alg`
+//! absent or matching the key type. Symmetric (`oct`) keys are never kept:
+//! a token's algorithm is taken from the key, never from the token.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde_json::Value;
+
+use super::fetch;
+use super::settings::KeySource;
+
+/// Largest JWKS document read, from a file or a URL.
+pub const MAX_JWKS_BYTES: usize = 256 * 1024;
+/// Time allowed for one JWKS fetch, connection and body included.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most keys kept from one document.
+const MAX_KEYS: usize = 64;
+/// Longest `kid` kept or looked up.
+pub const MAX_KID_CHARS: usize = 256;
+
+/// One usable key.
+pub struct Key {
+    /// The one algorithm this key verifies.
+    pub alg: Algorithm,
+    /// The key.
+    pub decoding: DecodingKey,
+}
+
+/// The keys of one JWKS document.
+#[derive(Default)]
+pub struct KeySet {
+    by_kid: HashMap<String, Arc<Key>>,
+    /// Keys without a `kid`, used only for tokens without one.
+    anonymous: Vec<Arc<Key>>,
+}
+
+impl KeySet {
+    /// How many usable keys it holds.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.by_kid.len() + self.anonymous.len()
+    }
+
+    /// Whether it holds no usable key.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The key for a token's `kid`; a token without one may use the only
+    /// key of the set that has none.
+    fn get(&self, kid: Option<&str>) -> Option<Arc<Key>> {
+        match kid {
+            Some(k) => self.by_kid.get(k).cloned(),
+            None if self.anonymous.len() == 1 => self.anonymous.first().cloned(),
+            None => None,
+        }
+    }
+}
+
+/// The algorithm of a JWK moat can use, if it is one.
+fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
+    if jwk
+        .common
+        .public_key_use
+        .as_ref()
+        .is_some_and(|u| *u != PublicKeyUse::Signature)
+    {
+        return None;
+    }
+    let (alg, declared) = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => (Algorithm::RS256, KeyAlgorithm::RS256),
+        AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P256 => {
+            (Algorithm::ES256, KeyAlgorithm::ES256)
+        }
+        AlgorithmParameters::OctetKeyPair(p) if p.curve == EllipticCurve::Ed25519 => {
+            (Algorithm::EdDSA, KeyAlgorithm::EdDSA)
+        }
+        _ => return None,
+    };
+    match &jwk.common.key_algorithm {
+        None => Some(alg),
+        Some(a) if *a == declared => Some(alg),
+        Some(_) => None,
+    }
+}
+
+/// Parse a JWKS document, keeping the usable keys (others are skipped).
+///
+/// # Errors
+///
+/// The document is not a JSON object with a `keys` list.
+pub fn parse(bytes: &[u8]) -> Result<KeySet, String> {
+    if bytes.len() > MAX_JWKS_BYTES {
+        return Err(format!("the JWKS is larger than {MAX_JWKS_BYTES} bytes"));
+    }
+    let doc: Value =
+        serde_json::from_slice(bytes).map_err(|_| "the JWKS is not JSON".to_owned())?;
+    let keys = doc
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "the JWKS has no \"keys\" list".to_owned())?;
+    let mut set = KeySet::default();
+    for k in keys {
+        if set.len() >= MAX_KEYS {
+            break;
+        }
+        let Ok(jwk) = serde_json::from_value::<Jwk>(k.clone()) else {
+            continue;
+        };
+        let Some(alg) = algorithm_of(&jwk) else {
+            continue;
+        };
+        let Ok(decoding) = DecodingKey::from_jwk(&jwk) else {
+            continue;
+        };
+        let key = Arc::new(Key { alg, decoding });
+        match jwk.common.key_id {
+            Some(kid) if kid.chars().count() <= MAX_KID_CHARS => {
+                set.by_kid.entry(kid).or_insert(key);
+            }
+            Some(_) => {}
+            None => set.anonymous.push(key),
+        }
+    }
+    Ok(set)
+}
+
+/// Read the keys from `source` once.
+///
+/// # Errors
+///
+/// The file cannot be read, the URL cannot be fetched, or the document
+/// holds no usable key.
+pub async fn load(source: &KeySource) -> Result<KeySet, String> {
+    let bytes = match source {
+        KeySource::Path(p) => read_file(p)?,
+        KeySource::Url(u) => fetch::get(u, MAX_JWKS_BYTES, FETCH_TIMEOUT).await?,
+    };
+    let set = parse(&bytes)?;
+    if set.is_empty() {
+        return Err("the JWKS holds no usable key (RSA, P-256 or Ed25519 for signatures)".into());
+    }
+    Ok(set)
+}
+
+fn read_file(p: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_JWKS_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", p.display()))?;
+    if bytes.len() > MAX_JWKS_BYTES {
+        return Err(format!(
+            "{}: the JWKS is larger than {MAX_JWKS_BYTES} bytes",
+            p.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The cached keys and their refresh.
+pub struct Keys {
+    source: KeySource,
+    current: RwLock<Arc<KeySet>>,
+    /// When the last refresh started; held while one runs.
+    last_refresh: tokio::sync::Mutex<Option<Instant>>,
+    min_interval: Duration,
+    /// Bumped each time a new set is installed.
+    generation: AtomicU64,
+}
+
+/// What a look-up found.
+pub enum Lookup {
+    /// The key.
+    Found(Arc<Key>),
+    /// No key for this `kid`, even after a refresh (or none was allowed).
+    Unknown,
+}
+
+impl Keys {
+    /// Keys loaded at start-up from `source`.
+    #[must_use]
+    pub fn new(source: KeySource, initial: KeySet, min_interval: Duration) -> Keys {
+        Keys {
+            source,
+            current: RwLock::new(Arc::new(initial)),
+            last_refresh: tokio::sync::Mutex::new(None),
+            min_interval,
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// Which key set is installed: a token verified under an earlier one
+    /// is verified again (its key may have been withdrawn).
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn cached(&self, kid: Option<&str>) -> Option<Arc<Key>> {
+        self.current.read().ok().and_then(|s| s.get(kid))
+    }
+
+    /// The key for `kid`: from the cache, or after one refresh when the
+    /// rate limit allows it and no other refresh is running.
+    pub async fn find(&self, kid: Option<&str>) -> Lookup {
+        if let Some(k) = self.cached(kid) {
+            return Lookup::Found(k);
+        }
+        if self.refresh().await
+            && let Some(k) = self.cached(kid)
+        {
+            return Lookup::Found(k);
+        }
+        Lookup::Unknown
+    }
+
+    /// Fetch the keys again if allowed; whether a new set was installed.
+    async fn refresh(&self) -> bool {
+        let Ok(mut last) = self.last_refresh.try_lock() else {
+            return false;
+        };
+        if last.is_some_and(|t| t.elapsed() < self.min_interval) {
+            return false;
+        }
+        *last = Some(Instant::now());
+        match load(&self.source).await {
+            Ok(set) => {
+                tracing::info!(keys = set.len(), "oauth.jwks_refreshed");
+                if let Ok(mut cur) = self.current.write() {
+                    *cur = Arc::new(set);
+                    self.generation.fetch_add(1, Ordering::SeqCst);
+                }
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "oauth.jwks_refresh_failed");
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_signature_keys_of_the_three_algorithms_are_kept() {
+        let doc = serde_json::json!({"keys": [
+            {"kty": "oct", "k": "c2VjcmV0", "kid": "hmac"},
+            {"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "kid": "ed"},
+            {"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "kid": "enc", "use": "enc"},
+            {"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "kid": "wrong-alg", "alg": "RS256"},
+            {"kty": "weird", "kid": "x"},
+        ]});
+        let set = parse(doc.to_string().as_bytes()).unwrap();
+        assert_eq!(set.len(), 1);
+        assert!(
+            set.get(Some("ed"))
+                .is_some_and(|k| k.alg == Algorithm::EdDSA)
+        );
+        assert!(set.get(Some("hmac")).is_none());
+        assert!(parse(b"[]").is_err());
+        assert!(parse(&vec![b' '; MAX_JWKS_BYTES + 1]).is_err());
+    }
+}
