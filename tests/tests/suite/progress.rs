@@ -5,6 +5,13 @@
 //! even when several run at once in one process; a call
 //! without a token, with a malformed one, or quick enough to finish within
 //! the first interval gets none.
+//!
+//! Over HTTP the same call, from a client that accepts
+//! `text/event-stream`, is answered as an event stream: the progress
+//! notifications, then the answer as the last event. A call that sends no
+//! progress (no token, a quick call, a client that accepts only JSON) is
+//! answered with one JSON document as before, and closing a streamed
+//! request kills the worker running it.
 
 use std::time::Duration;
 
@@ -161,4 +168,170 @@ fn two_searches_at_once_each_report_their_own_progress() {
         }
         assert_eq!(last.len(), 2, "{mode:?}: both reported: {last:?}");
     }
+}
+
+/// The `data:` payloads of an event stream, in order.
+fn events(body: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(body)
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            assert!(
+                e.starts_with("event: message\ndata: "),
+                "not an event: {e:?}"
+            );
+            let data: String = e.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+            serde_json::from_str(&data).unwrap_or_else(|err| panic!("{err}: {data:?}"))
+        })
+        .collect()
+}
+
+fn http_call(id: i64, era: Era, token: Option<Value>, tool: &str, args: Value) -> Value {
+    let mut meta = if era == Era::Modern {
+        Moat::modern_meta()
+    } else {
+        json!({})
+    };
+    if let Some(t) = token {
+        meta["progressToken"] = t;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": args, "_meta": meta}})
+}
+
+#[test]
+fn over_http_a_long_search_streams_its_progress_then_its_answer() {
+    use moat_tests::http::{HttpMoat, Req};
+    let fx = fixture();
+    for mode in Mode::BOTH {
+        let s = HttpMoat::start(&fx.root, &Options::new(mode));
+        for (id, era, token) in [(1, Era::Modern, json!("tok-h")), (2, Era::Legacy, json!(9))] {
+            let r = s.send(&Req::mcp(&http_call(
+                id,
+                era,
+                Some(token.clone()),
+                "search_code",
+                slow_search(),
+            )));
+            assert_eq!(r.status, 200, "{r}");
+            assert_eq!(
+                r.header("content-type"),
+                Some("text/event-stream"),
+                "{mode:?} {era:?}: {r}"
+            );
+            let evs = events(&r.body);
+            let (answer, notes) = evs.split_last().expect("at least the answer");
+            assert_eq!(answer["id"], id, "the answer is the last event: {evs:?}");
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+            assert!(!notes.is_empty(), "{mode:?} {era:?}: no progress: {evs:?}");
+            let mut last = 0;
+            for n in notes {
+                assert_eq!(n["method"], "notifications/progress", "{n}");
+                assert_eq!(n["params"]["progressToken"], token, "{n}");
+                let p = n["params"]["progress"].as_u64().expect("a number");
+                assert!(p > last && p <= 6000, "progress must increase: {notes:?}");
+                last = p;
+            }
+        }
+    }
+}
+
+#[test]
+fn over_http_a_call_that_sends_no_progress_is_one_json_document() {
+    use moat_tests::http::{HttpMoat, Req};
+    let fx = fixture();
+    let s = HttpMoat::start(&fx.root, &Options::new(Mode::Confined));
+    let cases = [
+        // No token.
+        Req::mcp(&http_call(
+            1,
+            Era::Modern,
+            None,
+            "search_code",
+            slow_search(),
+        )),
+        // A token, but a client that takes only JSON.
+        Req::mcp(&http_call(
+            2,
+            Era::Modern,
+            Some(json!("t")),
+            "search_code",
+            slow_search(),
+        ))
+        .set_header("Accept", "application/json"),
+        // A token on a call quicker than the first report.
+        Req::mcp(&http_call(
+            3,
+            Era::Modern,
+            Some(json!("t")),
+            "read_file",
+            json!({"path": "d00/f000.txt"}),
+        )),
+    ];
+    for (i, req) in cases.iter().enumerate() {
+        let r = s.send(req);
+        assert_eq!(r.status, 200, "{r}");
+        assert_eq!(r.header("content-type"), Some("application/json"), "{r}");
+        let v = r.json();
+        assert_eq!(v["id"], i as i64 + 1, "{v}");
+        assert_eq!(v["result"]["isError"], false, "{v}");
+    }
+}
+
+/// Closing a request while its progress streams kills the worker that runs
+/// it (stopped first, so it cannot finish on its own meanwhile), and the
+/// server goes on answering.
+#[test]
+fn over_http_closing_a_streamed_call_kills_its_worker() {
+    use moat_tests::http::{HttpMoat, Req, signal};
+    use std::io::{Read as _, Write as _};
+    let fx = fixture();
+    let s = HttpMoat::start(
+        &fx.root,
+        &Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", "1"),
+    );
+    let old = s.moat.wait_for_ready_workers(1)[0];
+    let mut c = s.connect();
+    let req = Req::mcp(&http_call(
+        1,
+        Era::Modern,
+        Some(json!("k")),
+        "search_code",
+        slow_search(),
+    ));
+    c.write_all(&req.to_bytes(s.addr)).expect("request sent");
+    c.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("notifications/progress") {
+        let n = c.read(&mut buf).expect("the stream's first event");
+        assert!(
+            n > 0,
+            "closed before any event: {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(
+        String::from_utf8_lossy(&seen).contains("text/event-stream"),
+        "{:?}",
+        String::from_utf8_lossy(&seen)
+    );
+    signal(old, libc::SIGSTOP);
+    drop(c);
+    assert!(
+        super::util::eventually(Duration::from_secs(5), || moat_tests::process_state(old)
+            .is_none()),
+        "the worker of the closed stream is still there"
+    );
+    let ok = s.post(&http_call(
+        2,
+        Era::Modern,
+        None,
+        "read_file",
+        json!({"path": "d00/f000.txt"}),
+    ));
+    assert_eq!(ok.status, 200, "{ok}");
+    assert_eq!(ok.json()["result"]["isError"], false, "{ok}");
 }

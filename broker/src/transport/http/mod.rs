@@ -51,6 +51,7 @@
 //! in-flight requests finish, reap the workers and exit 0.
 
 pub mod auth;
+pub mod body;
 pub mod oauth;
 pub mod origin;
 pub mod output;
@@ -62,7 +63,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
@@ -77,7 +78,7 @@ use tracing::Instrument as _;
 use crate::mcp::jsonrpc::{self, RpcError, code};
 use crate::mcp::{Server, Session, TransportInfo, meta};
 
-type Body = Full<Bytes>;
+use body::Body;
 
 struct State {
     server: Arc<Server>,
@@ -86,7 +87,7 @@ struct State {
     oauth: Option<Arc<oauth::Validator>>,
     policy: origin::Policy,
     /// Tool calls in flight over HTTP (`http.max_in_flight`).
-    in_flight: Semaphore,
+    in_flight: Arc<Semaphore>,
     max_body: u64,
     body_timeout: Duration,
     /// Answer bytes not yet taken by their clients, over all connections.
@@ -174,7 +175,7 @@ pub async fn serve_on(
             .then(|| auth::Token::new(&cfg.bearer_token)),
         oauth,
         policy,
-        in_flight: Semaphore::new(cfg.max_in_flight),
+        in_flight: Arc::new(Semaphore::new(cfg.max_in_flight)),
         max_body: cfg.max_request_bytes,
         body_timeout: Duration::from_millis(cfg.body_timeout_ms),
         queued: Arc::new(AtomicU64::new(0)),
@@ -237,9 +238,18 @@ pub async fn serve_on(
                 let response = handle(&st, req)
                     .instrument(crate::logging::request_span())
                     .await;
-                // Counted from now until the socket has taken it.
-                outbox.queue(body_len(&response));
-                waiting.wait(&slot);
+                let mut response = response;
+                if response.body().is_stream() {
+                    // A stream counts its events as it makes them, and the
+                    // connection waits for its next head once it has ended.
+                    response
+                        .body_mut()
+                        .attach(outbox, Box::new(move || waiting.wait(&slot)));
+                } else {
+                    // Counted from now until the socket has taken it.
+                    outbox.queue(body_len(&response));
+                    waiting.wait(&slot);
+                }
                 Ok::<_, Infallible>(response)
             }
         });
@@ -281,7 +291,7 @@ fn busy(message: &str) -> Response<Body> {
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
-    let mut r = Response::new(Full::new(Bytes::from(jsonrpc::encode(body))));
+    let mut r = Response::new(Body::full(jsonrpc::encode(body)));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -612,6 +622,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
     let protocol_header = header_str(headers, "mcp-protocol-version").map(str::to_owned);
     let method_header = header_str(headers, "mcp-method").map(str::to_owned);
     let name_header = header_str(headers, "mcp-name").map(str::to_owned);
+    let accepts_stream = accepts_event_stream(headers);
     let limit = usize::try_from(st.max_body).unwrap_or(usize::MAX);
     let collected = tokio::time::timeout(
         st.body_timeout,
@@ -698,7 +709,7 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
                 .audit_refused(&msg, subject, "busy", body_len(&response));
             return response;
         }
-        match st.in_flight.try_acquire() {
+        match Arc::clone(&st.in_flight).try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
                 let response =
@@ -711,17 +722,25 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
     } else {
         None
     };
-    let session = Session::default();
-    let transport = TransportInfo {
-        protocol_header: protocol_header.as_deref(),
-        http: true,
-        subject,
+    let reply = if takes_slot && accepts_stream {
+        match call_streamed(st, msg, protocol_header, subject, permit).await {
+            Ok(reply) => reply,
+            Err(stream) => return stream,
+        }
+    } else {
+        let session = Session::default();
+        let transport = TransportInfo {
+            protocol_header: protocol_header.as_deref(),
+            http: true,
+            subject,
+        };
+        let reply = st.server.handle(msg, &session, transport).await;
+        drop(permit);
+        reply
     };
-    let reply = st.server.handle(msg, &session, transport).await;
-    drop(permit);
     match reply {
         None if is_notification => {
-            let mut r = Response::new(Full::new(Bytes::new()));
+            let mut r = Response::new(Body::full(Bytes::new()));
             *r.status_mut() = StatusCode::ACCEPTED;
             r
         }
@@ -770,6 +789,76 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
                 return busy("server busy: too many answers are waiting for their clients");
             }
             r
+        }
+    }
+}
+
+/// Whether the client's `Accept` names `text/event-stream` (or takes any
+/// type), so that a call's progress can be streamed to it.
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|item| item.split(';').next())
+        .map(str::trim)
+        .any(|t| t.eq_ignore_ascii_case("text/event-stream") || t == "*/*" || t == "text/*")
+}
+
+/// Run a tool call for a client that accepts an event stream (see
+/// [`body`]): `Ok` with the answer when it is ready before any
+/// notification, to be sent as one JSON document; `Err` with the
+/// `text/event-stream` response once a notification comes first.
+async fn call_streamed(
+    st: &State,
+    msg: jsonrpc::Message,
+    protocol_header: Option<String>,
+    subject: Option<&str>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<Option<Value>, Response<Body>> {
+    enum First {
+        Answer(Option<Value>),
+        Note(Vec<u8>),
+    }
+    let (tx, mut notes) = tokio::sync::mpsc::channel(body::NOTIFICATION_QUEUE);
+    let id = msg.id.as_ref().map_or(Value::Null, jsonrpc::Id::to_value);
+    let server = Arc::clone(&st.server);
+    let subject = subject.map(str::to_owned);
+    let mut call = body::Call::spawn(crate::mcp::NOTIFY.scope(tx, async move {
+        let _permit = permit;
+        let session = Session::default();
+        let transport = TransportInfo {
+            protocol_header: protocol_header.as_deref(),
+            http: true,
+            subject: subject.as_deref(),
+        };
+        server.handle(msg, &session, transport).await
+    }));
+    let first = tokio::select! {
+        biased;
+        reply = &mut call => First::Answer(reply),
+        Some(note) = notes.recv() => First::Note(note),
+    };
+    match first {
+        First::Answer(reply) => Ok(reply),
+        First::Note(note) => {
+            let events = body::EventStream::new(
+                &note,
+                notes,
+                call,
+                id,
+                Arc::clone(&st.queued),
+                st.max_queued,
+            );
+            let mut r = Response::new(Body::Stream(Box::new(events)));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            r.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            Err(r)
         }
     }
 }
