@@ -5,7 +5,7 @@
 //! | folder or file | owns |
 //! |---|---|
 //! | `app/` | the command line, its subcommands (`doctor`, `healthcheck`, `call`, `tools`), exit codes, the one stdout printer for them, process hardening |
-//! | `config.rs` | the configuration layers and their invariants |
+//! | `config/` | the configuration layers, one file per section, the bounds of `moat_protocol::limits::BOUNDS`, the production invariants, `ConfigError` |
 //! | `transport/` (`stdio.rs`, `http/`) | the transports: framing, connection and body caps, authentication, origins |
 //! | `mcp/` | protocol eras, envelopes, `_meta`, dispatch of a request, argument validation |
 //! | `tool/` | the tools: one file each (declaration, request mapping, rendering, fence label) and the registry |

@@ -128,6 +128,13 @@ pub const TREE_DEPTH_DEFAULT: u8 = 3;
 /// in source order; `truncated` says when there were more).
 pub const OUTLINE_MAX_ITEMS: usize = 1_000;
 
+/// Most context lines around each `search_code` match (schema `maximum`).
+pub const MAX_SEARCH_CONTEXT_LINES: u8 = 5;
+/// Most context lines of a `git_diff` or `git_show` diff (schema `maximum`).
+pub const MAX_DIFF_CONTEXT_LINES: u8 = 10;
+/// Context lines of a diff when none are asked for.
+pub const DIFF_CONTEXT_LINES_DEFAULT: u8 = 3;
+
 /// Bytes sniffed for a NUL to call a file binary (8 KiB, as git does).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// Default of `server.max_answer_bytes`: the largest tool answer as sent,
@@ -179,6 +186,246 @@ pub const MAX_RESPONSE_FRAME_LEN: usize = (MAX_FILE_BYTES_MAX as usize) + 8 * 10
 /// Largest frame the broker sends (1 MiB): requests are a handful of short
 /// strings; the initial configuration frame is the largest.
 pub const MAX_REQUEST_FRAME_LEN: usize = 1024 * 1024;
+
+/// How a bounded setting is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A whole number, written as it is held (a count, bytes, milliseconds,
+    /// seconds, a port).
+    Number,
+    /// A duration held in milliseconds but written in seconds, with a
+    /// fraction (`sandbox.tool_timeout_seconds`).
+    MillisAsSeconds,
+    /// The length of a text, in characters.
+    Chars,
+}
+
+/// One bounded configuration setting: its bounds (inclusive) and default.
+/// The broker checks the setting against exactly these figures, and
+/// docs/configuration.md's table of settings states them (a unit test
+/// compares the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    /// `section.field`, as in the file (`sandbox.max_file_bytes`).
+    pub key: &'static str,
+    /// Smallest value accepted.
+    pub min: u64,
+    /// Largest value accepted.
+    pub max: u64,
+    /// The value when the setting is not given; `None` when it has no
+    /// number (a text) or is computed at start-up (`sandbox.workers`).
+    pub default: Option<u64>,
+    /// How the value is written.
+    pub unit: Unit,
+}
+
+const fn number(key: &'static str, min: u64, max: u64, default: u64) -> Bound {
+    Bound {
+        key,
+        min,
+        max,
+        default: Some(default),
+        unit: Unit::Number,
+    }
+}
+
+const fn chars(key: &'static str, min: u64, max: u64) -> Bound {
+    Bound {
+        key,
+        min,
+        max,
+        default: None,
+        unit: Unit::Chars,
+    }
+}
+
+/// `server.name`: 1 to 100 characters.
+pub const SERVER_NAME: Bound = chars("server.name", 1, 100);
+/// `server.title`: at most 200 characters.
+pub const SERVER_TITLE: Bound = chars("server.title", 0, 200);
+/// `server.instructions`: at most 4000 characters.
+pub const SERVER_INSTRUCTIONS: Bound = chars("server.instructions", 0, 4000);
+/// `server.discovery_ttl_ms`: 0 to one day, default one hour.
+pub const DISCOVERY_TTL_MS: Bound = number("server.discovery_ttl_ms", 0, 86_400_000, 3_600_000);
+/// `server.max_answer_bytes`.
+pub const MAX_ANSWER_BYTES: Bound = number(
+    "server.max_answer_bytes",
+    MAX_ANSWER_BYTES_MIN,
+    MAX_ANSWER_BYTES_MAX,
+    MAX_ANSWER_BYTES_DEFAULT,
+);
+/// `sandbox.max_file_bytes`.
+pub const MAX_FILE_BYTES: Bound = number(
+    "sandbox.max_file_bytes",
+    MAX_FILE_BYTES_MIN,
+    MAX_FILE_BYTES_MAX,
+    MAX_FILE_BYTES_DEFAULT,
+);
+/// `sandbox.max_read_lines`.
+pub const MAX_READ_LINES: Bound = number(
+    "sandbox.max_read_lines",
+    MAX_READ_LINES_MIN as u64,
+    MAX_READ_LINES_MAX as u64,
+    MAX_READ_LINES_DEFAULT as u64,
+);
+/// `sandbox.max_search_results`.
+pub const MAX_SEARCH_RESULTS: Bound = number(
+    "sandbox.max_search_results",
+    MAX_SEARCH_RESULTS_MIN as u64,
+    MAX_SEARCH_RESULTS_MAX as u64,
+    MAX_SEARCH_RESULTS_DEFAULT as u64,
+);
+/// `sandbox.max_search_files`.
+pub const MAX_SEARCH_FILES: Bound = number(
+    "sandbox.max_search_files",
+    MAX_SEARCH_FILES_MIN as u64,
+    MAX_SEARCH_FILES_MAX as u64,
+    MAX_SEARCH_FILES_DEFAULT as u64,
+);
+/// `sandbox.max_result_bytes`.
+pub const MAX_RESULT_BYTES: Bound = number(
+    "sandbox.max_result_bytes",
+    MAX_RESULT_BYTES_MIN as u64,
+    MAX_RESULT_BYTES_MAX as u64,
+    MAX_RESULT_BYTES_DEFAULT as u64,
+);
+/// `sandbox.max_directory_entries`.
+pub const MAX_DIRECTORY_ENTRIES: Bound = number(
+    "sandbox.max_directory_entries",
+    MAX_DIRECTORY_ENTRIES_MIN as u64,
+    MAX_DIRECTORY_ENTRIES_MAX as u64,
+    MAX_DIRECTORY_ENTRIES_DEFAULT as u64,
+);
+/// `sandbox.max_git_entries`.
+pub const MAX_GIT_ENTRIES: Bound = number(
+    "sandbox.max_git_entries",
+    MAX_GIT_ENTRIES_MIN as u64,
+    MAX_GIT_ENTRIES_MAX as u64,
+    MAX_GIT_ENTRIES_DEFAULT as u64,
+);
+/// `sandbox.max_answer_chars`.
+pub const MAX_ANSWER_CHARS: Bound = number(
+    "sandbox.max_answer_chars",
+    MAX_ANSWER_CHARS_MIN as u64,
+    MAX_ANSWER_CHARS_MAX as u64,
+    MAX_ANSWER_CHARS_DEFAULT as u64,
+);
+/// `sandbox.tool_timeout_seconds`, held in milliseconds.
+pub const TOOL_TIMEOUT: Bound = Bound {
+    key: "sandbox.tool_timeout_seconds",
+    min: TOOL_TIMEOUT_MS_MIN,
+    max: TOOL_TIMEOUT_MS_MAX,
+    default: Some(TOOL_TIMEOUT_MS_DEFAULT),
+    unit: Unit::MillisAsSeconds,
+};
+/// `sandbox.workers`: its default is one per CPU, within
+/// [`WORKERS_DEFAULT_MIN`]`..=`[`WORKERS_DEFAULT_MAX`].
+pub const WORKERS: Bound = Bound {
+    key: "sandbox.workers",
+    min: 1,
+    max: 64,
+    default: None,
+    unit: Unit::Number,
+};
+/// Fewest workers started by default, whatever the CPUs.
+pub const WORKERS_DEFAULT_MIN: usize = 2;
+/// Most workers started by default, whatever the CPUs.
+pub const WORKERS_DEFAULT_MAX: usize = 4;
+/// `sandbox.max_queued_calls`.
+pub const MAX_QUEUED_CALLS: Bound = number(
+    "sandbox.max_queued_calls",
+    0,
+    MAX_QUEUED_CALLS_MAX,
+    MAX_QUEUED_CALLS_DEFAULT,
+);
+/// `sandbox.queue_timeout_ms`.
+pub const QUEUE_TIMEOUT_MS: Bound = number(
+    "sandbox.queue_timeout_ms",
+    100,
+    300_000,
+    QUEUE_TIMEOUT_MS_DEFAULT,
+);
+/// `http.port` (0: any free port).
+pub const HTTP_PORT: Bound = number("http.port", 0, 65_535, 8080);
+/// `http.bearer_token`: at most 512 characters.
+pub const BEARER_TOKEN: Bound = chars("http.bearer_token", 0, 512);
+/// `http.max_request_bytes`.
+pub const MAX_REQUEST_BYTES: Bound = number("http.max_request_bytes", 1024, 16_777_216, 1_048_576);
+/// `http.max_connections`.
+pub const MAX_CONNECTIONS: Bound = number("http.max_connections", 1, 65_536, 256);
+/// `http.max_in_flight`.
+pub const MAX_IN_FLIGHT: Bound = number("http.max_in_flight", 1, 4096, 64);
+/// `http.header_timeout_ms`.
+pub const HEADER_TIMEOUT_MS: Bound = number("http.header_timeout_ms", 100, 300_000, 10_000);
+/// `http.body_timeout_ms`.
+pub const BODY_TIMEOUT_MS: Bound = number("http.body_timeout_ms", 100, 300_000, 30_000);
+/// `http.write_timeout_ms`.
+pub const WRITE_TIMEOUT_MS: Bound = number(
+    "http.write_timeout_ms",
+    100,
+    300_000,
+    WRITE_TIMEOUT_MS_DEFAULT,
+);
+/// `http.max_queued_bytes`.
+pub const MAX_QUEUED_BYTES: Bound = number(
+    "http.max_queued_bytes",
+    1_048_576,
+    1 << 34,
+    MAX_QUEUED_BYTES_DEFAULT,
+);
+/// `http.oauth.leeway_seconds`: clock skew allowed on `exp` and `nbf`, at
+/// most five minutes.
+pub const OAUTH_LEEWAY_SECONDS: Bound = number("http.oauth.leeway_seconds", 0, 300, 60);
+/// `http.oauth.jwks_min_refresh_seconds`: least time between two JWKS
+/// refreshes caused by unknown `kid`s, at most a day.
+pub const OAUTH_JWKS_MIN_REFRESH_SECONDS: Bound =
+    number("http.oauth.jwks_min_refresh_seconds", 1, 86_400, 60);
+/// Default `observability.audit_max_bytes` (64 MiB).
+pub const AUDIT_MAX_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+/// `observability.audit_max_bytes`.
+pub const AUDIT_MAX_BYTES: Bound = number(
+    "observability.audit_max_bytes",
+    1024,
+    1 << 40,
+    AUDIT_MAX_BYTES_DEFAULT,
+);
+/// `observability.metrics_token`: at most 512 characters.
+pub const METRICS_TOKEN: Bound = chars("observability.metrics_token", 0, 512);
+
+/// Every bounded configuration setting, in the order of
+/// docs/configuration.md.
+pub const BOUNDS: &[Bound] = &[
+    SERVER_NAME,
+    SERVER_TITLE,
+    SERVER_INSTRUCTIONS,
+    DISCOVERY_TTL_MS,
+    MAX_ANSWER_BYTES,
+    MAX_FILE_BYTES,
+    MAX_READ_LINES,
+    MAX_SEARCH_RESULTS,
+    MAX_SEARCH_FILES,
+    MAX_RESULT_BYTES,
+    MAX_DIRECTORY_ENTRIES,
+    MAX_GIT_ENTRIES,
+    MAX_ANSWER_CHARS,
+    TOOL_TIMEOUT,
+    WORKERS,
+    MAX_QUEUED_CALLS,
+    QUEUE_TIMEOUT_MS,
+    HTTP_PORT,
+    BEARER_TOKEN,
+    MAX_REQUEST_BYTES,
+    MAX_CONNECTIONS,
+    MAX_IN_FLIGHT,
+    HEADER_TIMEOUT_MS,
+    BODY_TIMEOUT_MS,
+    WRITE_TIMEOUT_MS,
+    MAX_QUEUED_BYTES,
+    OAUTH_LEEWAY_SECONDS,
+    OAUTH_JWKS_MIN_REFRESH_SECONDS,
+    AUDIT_MAX_BYTES,
+    METRICS_TOKEN,
+];
 
 /// The configurable caps, as the broker validated them. Sent to each worker in
 /// [`crate::request::WorkerInit`]; each value is within its `*_MIN..=*_MAX`.

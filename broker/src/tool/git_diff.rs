@@ -35,7 +35,7 @@ fn input() -> Value {
         "staged": {"type": "boolean", "description": "Diff the staging area. Default false."},
         "stat_only": {"type": "boolean", "description": "Only a per-file summary. Default false."},
         "path": path_schema("Only changes under this path."),
-        "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context. Default 3."}
+        "context_lines": {"type": "integer", "minimum": 0, "maximum": limits::MAX_DIFF_CONTEXT_LINES, "description": "Lines of context. Default 3."}
     })
 }
 

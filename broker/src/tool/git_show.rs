@@ -56,7 +56,7 @@ fn input() -> Value {
         "start_line": {"type": "integer", "minimum": 1, "description": "With path: first line (1-based). Default 1."},
         "end_line": {"type": "integer", "minimum": 1, "description": "With path: last line, inclusive. Default: the end of the file."},
         "stat_only": {"type": "boolean", "description": "Without path: the message and the stat only, no diff. Default false."},
-        "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context of the diff. Default 3."}
+        "context_lines": {"type": "integer", "minimum": 0, "maximum": limits::MAX_DIFF_CONTEXT_LINES, "description": "Lines of context of the diff. Default 3."}
     })
 }
 

@@ -40,7 +40,7 @@ fn input() -> Value {
         "regex": {"type": "boolean", "description": "Treat pattern as a regular expression (Rust regex syntax). Default false."},
         "case_sensitive": {"type": "boolean", "description": "Match case exactly. Default false."},
         "file_glob": {"type": "array", "maxItems": limits::MAX_GLOBS, "items": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS}, "description": "Only files matching one of these globs (against the relative path or the base name)."},
-        "context_lines": {"type": "integer", "minimum": 0, "maximum": 5, "description": "Lines of context around each match. Default 0."},
+        "context_lines": {"type": "integer", "minimum": 0, "maximum": limits::MAX_SEARCH_CONTEXT_LINES, "description": "Lines of context around each match. Default 0."},
         "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most matches in this page (capped by the server)."},
         "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."},
         "cursor": cursor_schema()

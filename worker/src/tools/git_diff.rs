@@ -19,6 +19,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use moat_protocol::limits;
 use moat_protocol::request::GitDiffArgs;
 use moat_protocol::response::{GitDiffOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, TooLarge, WireError};
@@ -131,7 +132,12 @@ pub fn run(
     let target = git::Target::new(ws, args.revision.as_deref(), args.path.as_deref())?;
     let repo = git::open(ws, GitTool::Diff, deadline)?;
     let prefix = target.prefix();
-    let context = args.context_lines.map_or(3, |n| u32::from(n.min(10)));
+    let context = u32::from(
+        args.context_lines
+            .map_or(limits::DIFF_CONTEXT_LINES_DEFAULT, |n| {
+                n.min(limits::MAX_DIFF_CONTEXT_LINES)
+            }),
+    );
     let tree = |id: ObjectId| -> Result<Entries, WireError> {
         let t = repo.tree_of(id)?;
         repo.flatten(t, prefix, deadline)

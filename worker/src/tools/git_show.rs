@@ -17,6 +17,7 @@
 //! range is cut (`read_file`'s line rule and line cap). Nothing is read
 //! from the work tree.
 
+use moat_protocol::limits;
 use moat_protocol::limits::BINARY_SNIFF_BYTES;
 use moat_protocol::request::GitShowArgs;
 use moat_protocol::response::{
@@ -92,7 +93,12 @@ fn show_commit(
     report: &mut RedactionReport,
     deadline: &Deadline,
 ) -> Result<(Shown, Option<Limit>), WireError> {
-    let context = args.context_lines.map_or(3, |n| u32::from(n.min(10)));
+    let context = u32::from(
+        args.context_lines
+            .map_or(limits::DIFF_CONTEXT_LINES_DEFAULT, |n| {
+                n.min(limits::MAX_DIFF_CONTEXT_LINES)
+            }),
+    );
     let old: Entries = match info.parents.first() {
         Some(p) => repo.flatten(repo.commit(*p)?.tree, "", deadline)?,
         None => Entries::new(),

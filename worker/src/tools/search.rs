@@ -75,7 +75,10 @@ pub fn run(
     // and skips them.
     let skip = usize::try_from(args.skip.min(moat_protocol::limits::MAX_PAGED_ITEMS)).unwrap_or(0);
     let keep = max_results + skip;
-    let context = usize::from(args.context_lines.min(5));
+    let context = usize::from(
+        args.context_lines
+            .min(moat_protocol::limits::MAX_SEARCH_CONTEXT_LINES),
+    );
 
     let results = Results::new(keep);
     let mut summary = walk::Summary::default();

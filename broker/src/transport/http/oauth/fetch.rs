@@ -57,7 +57,7 @@ pub async fn get(url: &str, max_bytes: usize, timeout: Duration) -> Result<Vec<u
 }
 
 async fn get_unbounded_in_time(url: &str, max_bytes: usize) -> Result<Vec<u8>, String> {
-    let parsed = parse_uri("jwks_url", url)?;
+    let parsed = parse_uri("jwks_url", url).map_err(|e| e.to_string())?;
     if !parsed.https && !is_loopback(&parsed.host) {
         return Err(format!("{url}: plain http is allowed only to loopback"));
     }

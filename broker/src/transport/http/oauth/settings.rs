@@ -1,5 +1,7 @@
 //! `[http.oauth]`: the settings of the OAuth 2.1 resource server, read and
-//! bounded here so that `config.rs` only hands the raw table over.
+//! bounded here so that the configuration (`config/http.rs`) only hands the
+//! raw table over. Its numeric bounds are `moat_protocol::limits`'s, as
+//! every other setting's.
 //!
 //! Every value is checked at start-up, in every environment: an `auth =
 //! "oauth"` without an issuer, an audience or a key source cannot admit
@@ -9,18 +11,121 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use moat_protocol::limits;
+
+use crate::config::{OutOfBounds, bounded};
+
 /// The default scope a token must carry.
 pub const DEFAULT_SCOPE: &str = "moat:read";
-/// Default and largest clock skew allowed on `exp` and `nbf`, in seconds.
-pub const LEEWAY_DEFAULT: u64 = 60;
-/// Largest clock skew allowed (five minutes).
-pub const LEEWAY_MAX: u64 = 300;
-/// Default least time between two JWKS refreshes caused by unknown `kid`s.
-pub const REFRESH_DEFAULT: u64 = 60;
 /// Most issuers accepted.
 pub const MAX_ISSUERS: usize = 16;
 /// Longest URI (issuer, audience, URLs) accepted, in characters.
 pub const MAX_URI_CHARS: usize = 512;
+/// Longest scope accepted, in characters.
+pub const MAX_SCOPE_CHARS: usize = 128;
+
+/// Why a URI setting is refused; each names the setting and the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    /// Empty or longer than [`MAX_URI_CHARS`].
+    #[error("{name} must be 1 to {MAX_URI_CHARS} characters")]
+    Length {
+        /// The setting.
+        name: String,
+    },
+    /// With a fragment, a space or a control character.
+    #[error(
+        "{name} {value:?} must be an absolute URI without a fragment, spaces or control characters"
+    )]
+    Characters {
+        /// The setting.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// Not a URI with a scheme and an authority.
+    #[error("{name} {value:?} is not an absolute URI")]
+    NotAbsolute {
+        /// The setting.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// Neither `https` nor `http`.
+    #[error("{name} {value:?} must start with https://")]
+    Scheme {
+        /// The setting.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// Without a host.
+    #[error("{name} {value:?} has no host")]
+    NoHost {
+        /// The setting.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// With `user@`.
+    #[error("{name} {value:?} must not carry user information")]
+    UserInfo {
+        /// The setting.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+}
+
+/// Why `[http.oauth]` is refused; each names the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum OauthError {
+    /// No issuer.
+    #[error(
+        "http.oauth.issuer is not set: give the authorization server's issuer \
+         (MOAT_HTTP__OAUTH__ISSUER), one or a comma-separated list"
+    )]
+    NoIssuer,
+    /// More than [`MAX_ISSUERS`].
+    #[error("http.oauth.issuer lists {0} issuers; at most {MAX_ISSUERS}")]
+    TooManyIssuers(usize),
+    /// A URI setting refused.
+    #[error(transparent)]
+    Uri(#[from] UriError),
+    /// No audience.
+    #[error(
+        "http.oauth.audience is not set: give this server's resource URI, e.g. \
+         https://moat.example.com/mcp (MOAT_HTTP__OAUTH__AUDIENCE)"
+    )]
+    NoAudience,
+    /// A required scope that is not one scope token.
+    #[error(
+        "http.oauth.required_scope {0:?} must be one scope: 1 to {MAX_SCOPE_CHARS} visible \
+         ASCII characters, no spaces, quotes or backslashes"
+    )]
+    Scope(String),
+    /// Both `jwks_path` and `jwks_url`.
+    #[error("http.oauth.jwks_path and http.oauth.jwks_url are both set: give one key source")]
+    TwoKeySources,
+    /// Neither `jwks_path` nor `jwks_url`.
+    #[error(
+        "http.oauth has no key source: set jwks_url (MOAT_HTTP__OAUTH__JWKS_URL) or \
+         jwks_path (MOAT_HTTP__OAUTH__JWKS_PATH)"
+    )]
+    NoKeySource,
+    /// A plain-http `jwks_url` to another host than loopback.
+    #[error(
+        "http.oauth.jwks_url {0:?} must use https (plain http only to a loopback \
+         address)"
+    )]
+    PlainHttpKeys(String),
+    /// A metadata URL that cannot be quoted in `WWW-Authenticate`.
+    #[error("http.oauth.resource_metadata_url must not contain quotes or backslashes")]
+    QuotedMetadataUrl,
+    /// A number out of its bounds.
+    #[error(transparent)]
+    OutOfBounds(#[from] OutOfBounds),
+}
 
 /// One string or a list of them (`issuer`).
 #[derive(Debug, Clone, Deserialize)]
@@ -107,28 +212,39 @@ pub fn is_loopback(host: &str) -> bool {
 /// # Errors
 ///
 /// A message naming `name` and what is wrong.
-pub fn parse_uri(name: &str, value: &str) -> Result<Parsed, String> {
+pub fn parse_uri(name: &str, value: &str) -> Result<Parsed, UriError> {
     if value.is_empty() || value.chars().count() > MAX_URI_CHARS {
-        return Err(format!("{name} must be 1 to {MAX_URI_CHARS} characters"));
+        return Err(UriError::Length { name: name.into() });
     }
     if value.contains('#') || value.chars().any(|c| c.is_control() || c == ' ') {
-        return Err(format!(
-            "{name} {value:?} must be an absolute URI without a fragment, spaces or control characters"
-        ));
+        return Err(UriError::Characters {
+            name: name.into(),
+            value: value.into(),
+        });
     }
-    let uri: hyper::Uri = value
-        .parse()
-        .map_err(|_| format!("{name} {value:?} is not an absolute URI"))?;
+    let uri: hyper::Uri = value.parse().map_err(|_| UriError::NotAbsolute {
+        name: name.into(),
+        value: value.into(),
+    })?;
     let https = match uri.scheme_str() {
         Some("https") => true,
         Some("http") => false,
-        _ => return Err(format!("{name} {value:?} must start with https://")),
+        _ => {
+            return Err(UriError::Scheme {
+                name: name.into(),
+                value: value.into(),
+            });
+        }
     };
-    let authority = uri
-        .authority()
-        .ok_or_else(|| format!("{name} {value:?} has no host"))?;
+    let authority = uri.authority().ok_or_else(|| UriError::NoHost {
+        name: name.into(),
+        value: value.into(),
+    })?;
     if authority.as_str().contains('@') {
-        return Err(format!("{name} {value:?} must not carry user information"));
+        return Err(UriError::UserInfo {
+            name: name.into(),
+            value: value.into(),
+        });
     }
     let host = authority
         .host()
@@ -136,7 +252,10 @@ pub fn parse_uri(name: &str, value: &str) -> Result<Parsed, String> {
         .trim_end_matches(']')
         .to_owned();
     if host.is_empty() {
-        return Err(format!("{name} {value:?} has no host"));
+        return Err(UriError::NoHost {
+            name: name.into(),
+            value: value.into(),
+        });
     }
     let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
     let path_and_query = uri
@@ -169,18 +288,10 @@ pub fn derived_metadata_url(resource: &str) -> String {
     format!("{scheme}://{authority}/.well-known/oauth-protected-resource{path}")
 }
 
-fn bounded(name: &str, v: Option<u64>, default: u64, min: u64, max: u64) -> Result<u64, String> {
-    let v = v.unwrap_or(default);
-    if v < min || v > max {
-        return Err(format!("{name} must be between {min} and {max}, not {v}"));
-    }
-    Ok(v)
-}
-
 /// A scope token (RFC 6749 §3.3): visible ASCII but `"` and `\`.
 fn scope_ok(s: &str) -> bool {
     !s.is_empty()
-        && s.len() <= 128
+        && s.len() <= MAX_SCOPE_CHARS
         && s.bytes()
             .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
 }
@@ -192,20 +303,11 @@ fn scope_ok(s: &str) -> bool {
 /// # Errors
 ///
 /// The first value out of its bounds.
-pub fn check_bounds(raw: &RawOauth) -> Result<(), String> {
+pub fn check_bounds(raw: &RawOauth) -> Result<(), OutOfBounds> {
+    bounded(&limits::OAUTH_LEEWAY_SECONDS, raw.leeway_seconds)?;
     bounded(
-        "http.oauth.leeway_seconds",
-        raw.leeway_seconds,
-        LEEWAY_DEFAULT,
-        0,
-        LEEWAY_MAX,
-    )?;
-    bounded(
-        "http.oauth.jwks_min_refresh_seconds",
+        &limits::OAUTH_JWKS_MIN_REFRESH_SECONDS,
         raw.jwks_min_refresh_seconds,
-        REFRESH_DEFAULT,
-        1,
-        86_400,
     )?;
     Ok(())
 }
@@ -216,7 +318,7 @@ pub fn check_bounds(raw: &RawOauth) -> Result<(), String> {
 ///
 /// A message naming the setting that is missing, out of bounds or
 /// malformed.
-pub fn validate(raw: RawOauth) -> Result<OauthConfig, String> {
+pub fn validate(raw: RawOauth) -> Result<OauthConfig, OauthError> {
     let issuers = match raw.issuer {
         None => Vec::new(),
         Some(OneOrMany::One(s)) => vec![s],
@@ -228,17 +330,10 @@ pub fn validate(raw: RawOauth) -> Result<OauthConfig, String> {
         .filter(|s| !s.is_empty())
         .collect();
     if issuers.is_empty() {
-        return Err(
-            "http.oauth.issuer is not set: give the authorization server's issuer \
-             (MOAT_HTTP__OAUTH__ISSUER), one or a comma-separated list"
-                .into(),
-        );
+        return Err(OauthError::NoIssuer);
     }
     if issuers.len() > MAX_ISSUERS {
-        return Err(format!(
-            "http.oauth.issuer lists {} issuers; at most {MAX_ISSUERS}",
-            issuers.len()
-        ));
+        return Err(OauthError::TooManyIssuers(issuers.len()));
     }
     for i in &issuers {
         parse_uri("http.oauth.issuer", i)?;
@@ -248,21 +343,14 @@ pub fn validate(raw: RawOauth) -> Result<OauthConfig, String> {
         .map(|a| a.trim().to_owned())
         .unwrap_or_default();
     if audience.is_empty() {
-        return Err(
-            "http.oauth.audience is not set: give this server's resource URI, e.g. \
-             https://moat.example.com/mcp (MOAT_HTTP__OAUTH__AUDIENCE)"
-                .into(),
-        );
+        return Err(OauthError::NoAudience);
     }
     parse_uri("http.oauth.audience", &audience)?;
     let required_scope = raw
         .required_scope
         .map_or_else(|| DEFAULT_SCOPE.to_owned(), |s| s.trim().to_owned());
     if !scope_ok(&required_scope) {
-        return Err(format!(
-            "http.oauth.required_scope {required_scope:?} must be one scope: 1 to 128 visible \
-             ASCII characters, no spaces, quotes or backslashes"
-        ));
+        return Err(OauthError::Scope(required_scope));
     }
     let path = raw
         .jwks_path
@@ -274,26 +362,16 @@ pub fn validate(raw: RawOauth) -> Result<OauthConfig, String> {
         .filter(|u| !u.is_empty());
     let keys = match (path, url) {
         (Some(_), Some(_)) => {
-            return Err(
-                "http.oauth.jwks_path and http.oauth.jwks_url are both set: give one key source"
-                    .into(),
-            );
+            return Err(OauthError::TwoKeySources);
         }
         (None, None) => {
-            return Err(
-                "http.oauth has no key source: set jwks_url (MOAT_HTTP__OAUTH__JWKS_URL) or \
-                 jwks_path (MOAT_HTTP__OAUTH__JWKS_PATH)"
-                    .into(),
-            );
+            return Err(OauthError::NoKeySource);
         }
         (Some(p), None) => KeySource::Path(PathBuf::from(p)),
         (None, Some(u)) => {
             let parsed = parse_uri("http.oauth.jwks_url", &u)?;
             if !parsed.https && !is_loopback(&parsed.host) {
-                return Err(format!(
-                    "http.oauth.jwks_url {u:?} must use https (plain http only to a loopback \
-                     address)"
-                ));
+                return Err(OauthError::PlainHttpKeys(u));
             }
             KeySource::Url(u)
         }
@@ -310,28 +388,17 @@ pub fn validate(raw: RawOauth) -> Result<OauthConfig, String> {
         None => derived_metadata_url(&audience),
     };
     if resource_metadata_url.contains('"') || resource_metadata_url.contains('\\') {
-        return Err(
-            "http.oauth.resource_metadata_url must not contain quotes or backslashes".into(),
-        );
+        return Err(OauthError::QuotedMetadataUrl);
     }
     Ok(OauthConfig {
         issuers,
         audience,
         required_scope,
         keys,
-        leeway_seconds: bounded(
-            "http.oauth.leeway_seconds",
-            raw.leeway_seconds,
-            LEEWAY_DEFAULT,
-            0,
-            LEEWAY_MAX,
-        )?,
+        leeway_seconds: bounded(&limits::OAUTH_LEEWAY_SECONDS, raw.leeway_seconds)?,
         jwks_min_refresh_seconds: bounded(
-            "http.oauth.jwks_min_refresh_seconds",
+            &limits::OAUTH_JWKS_MIN_REFRESH_SECONDS,
             raw.jwks_min_refresh_seconds,
-            REFRESH_DEFAULT,
-            1,
-            86_400,
         )?,
         resource_metadata_url,
     })
@@ -549,7 +616,7 @@ mod tests {
             ),
         ];
         for (r, wanted) in bad {
-            let e = validate(r).unwrap_err();
+            let e = validate(r).unwrap_err().to_string();
             assert!(e.contains(wanted), "{e} does not say {wanted}");
         }
         let c = validate(raw(|r| r.jwks_url = Some("http://127.0.0.1:9/jwks".into()))).unwrap();
