@@ -50,7 +50,7 @@
 //! ([`output`]). SIGTERM/SIGINT stop accepting, let
 //! in-flight requests finish, reap the workers and exit 0.
 
-pub mod auth;
+use crate::bearer as auth;
 pub mod oauth;
 pub mod origin;
 pub mod output;
