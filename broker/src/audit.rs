@@ -142,6 +142,27 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
+/// Why the audit file cannot be used; the text names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The file cannot be opened for appending.
+    #[error("cannot open the audit file {}: {source}", path.display())]
+    Open {
+        /// The configured path.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The opened file's metadata cannot be read.
+    #[error("cannot read the audit file {}: {source}", path.display())]
+    Metadata {
+        /// The configured path.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+}
+
 /// Where events are written.
 enum Destination {
     /// Lines on stderr with the other logs (`json`: in JSON, else text).
@@ -164,7 +185,7 @@ static SINK: OnceLock<Sink> = OnceLock::new();
 ///
 /// When `observability.audit_path` is set and the file cannot be opened for
 /// appending: the message names the path.
-pub fn init(o: &ObservabilityConfig, redactor: LogRedactor) -> Result<(), String> {
+pub fn init(o: &ObservabilityConfig, redactor: LogRedactor) -> Result<(), AuditError> {
     let destination = match &o.audit_path {
         None => Destination::Stderr { json: o.log_json },
         Some(path) => Destination::File(Mutex::new(AuditFile::open(path, o.audit_max_bytes)?)),
@@ -257,12 +278,17 @@ struct AuditFile {
 }
 
 impl AuditFile {
-    fn open(path: &Path, max: u64) -> Result<AuditFile, String> {
-        let file = open_append(path)
-            .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
+    fn open(path: &Path, max: u64) -> Result<AuditFile, AuditError> {
+        let file = open_append(path).map_err(|source| AuditError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let len = file
             .metadata()
-            .map_err(|e| format!("cannot read the audit file {}: {e}", path.display()))?
+            .map_err(|source| AuditError::Metadata {
+                path: path.to_path_buf(),
+                source,
+            })?
             .len();
         Ok(AuditFile {
             path: path.to_path_buf(),
@@ -413,7 +439,7 @@ mod tests {
     fn an_unopenable_path_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing").join("audit.jsonl");
-        let e = AuditFile::open(&path, 1 << 20).err().unwrap();
+        let e = AuditFile::open(&path, 1 << 20).err().unwrap().to_string();
         assert!(e.contains(&path.display().to_string()), "{e}");
     }
 }

@@ -67,6 +67,8 @@ impl fmt::Display for CursorError {
     }
 }
 
+impl std::error::Error for CursorError {}
+
 /// Encode a cursor.
 #[must_use]
 pub fn encode(cursor: Cursor) -> String {

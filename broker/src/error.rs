@@ -13,6 +13,7 @@ use moat_protocol::wire_error::{
     Unsupported, WireError,
 };
 
+use crate::content::Refusal;
 use crate::content::fence::escape_for_prose;
 
 /// Why a tool call produced no output.
@@ -50,17 +51,6 @@ pub enum ToolFailure {
         /// The cap.
         limit: u64,
     },
-}
-
-/// A refusal as the client sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// `structuredContent.error`.
-    pub code: &'static str,
-    /// One sentence.
-    pub message: String,
-    /// What to do instead (may be empty).
-    pub remedy: String,
 }
 
 /// Quote a client-supplied value for prose: single quotes, control

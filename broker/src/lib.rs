@@ -13,6 +13,7 @@
 //! | `supervisor/` | running requests: the pool of confined workers, admission |
 //! | `error.rs` | every sentence a client is told about a failure |
 //! | `audit.rs`, `logging.rs`, `metrics.rs` | what the broker records, on stderr and the metrics listener |
+//! | `bearer.rs` | the constant-time bearer-token compare of the HTTP transport and the metrics listener |
 //! | `cursor.rs` | the paging cursors every paged tool shares |
 //!
 //! docs/design.md has the rules of which may import which, and the life of
@@ -25,7 +26,7 @@
 //! * the **client** (stdio or HTTP) sends arbitrary bytes: framing is capped
 //!   (`transport/`), envelopes and `_meta` are validated (`mcp/`), tool
 //!   arguments are checked against the published schemas before anything
-//!   runs (`tool/`, `mcp/schema.rs`);
+//!   runs (`tool/validator.rs`);
 //! * the **workspace content** is hostile: it is read only by confined
 //!   workers, and everything derived from it is redacted ([`redact`]), fenced
 //!   and scored ([`scan`]) by the [`Controls`] before it leaves;
@@ -48,6 +49,7 @@
 
 mod app;
 mod audit;
+mod bearer;
 mod config;
 mod content;
 mod cursor;

@@ -32,7 +32,7 @@
 //! Tool argument values are never logged: `tool.call` names the tool, the
 //! client label and the outcome, and with `observability.log_tool_arguments`
 //! only the argument *names*. The one exception is the audit event of each
-//! call ([`crate::audit`]), which names its path-like arguments, escaped,
+//! call (`audit.rs`), which names its path-like arguments, escaped,
 //! cut and redacted like every other value.
 //!
 //! # Format
@@ -67,20 +67,12 @@ use crate::redact::{RedactionReport, Redactor, is_credential_field};
 /// What a credential-named field's value becomes.
 pub const REDACTED: &str = "[redacted]";
 
-/// Install the global subscriber, writing to stderr, and the audit trail
-/// ([`crate::audit`]). `secrets` are the credentials the broker was
-/// configured with (the HTTP bearer token); they are scrubbed from every log
-/// line and audit event whatever their shape. Safe to call more than once
-/// (later calls are ignored).
-///
-/// # Errors
-///
-/// When the audit file cannot be opened (the message names it).
-pub fn init(o: &ObservabilityConfig, secrets: &[&str]) -> Result<(), String> {
-    let redactor = LogRedactor::new(secrets);
-    crate::audit::init(o, redactor.clone())?;
+/// Install the global subscriber, writing to stderr. `redactor` holds the
+/// credentials the broker was configured with (the HTTP bearer token); they
+/// are scrubbed from every log line whatever their shape. Safe to call more
+/// than once (later calls are ignored).
+pub fn init(o: &ObservabilityConfig, redactor: LogRedactor) {
     let _ = subscriber(o, redactor, std::io::stderr).try_init();
-    Ok(())
 }
 
 /// The current time as log lines give it (RFC 3339, UTC).
@@ -157,22 +149,32 @@ pub fn request_span() -> tracing::Span {
     tracing::error_span!("request", request_id = id, rpc_id = tracing::field::Empty)
 }
 
+/// A JSON-RPC id as a request's span records it: an integer stays a
+/// number in the line, anything else is text. The envelope's id type
+/// converts into it, so this module needs none of the protocol's types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RpcId<'a> {
+    /// A signed integer id.
+    Integer(i64),
+    /// An unsigned integer id beyond `i64`.
+    Unsigned(u64),
+    /// A string id, or a number that is not an integer, as its text.
+    Text(Cow<'a, str>),
+}
+
 /// Adds the JSON-RPC `id` (as the client sent it: a number or a string) to
 /// the current request's span, so the lines that follow carry it.
-pub fn record_rpc_id(id: &crate::mcp::jsonrpc::Id) {
+pub fn record_rpc_id<'a>(id: impl Into<RpcId<'a>>) {
     let span = tracing::Span::current();
-    match id {
-        crate::mcp::jsonrpc::Id::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                span.record("rpc_id", i);
-            } else if let Some(u) = n.as_u64() {
-                span.record("rpc_id", u);
-            } else {
-                span.record("rpc_id", n.to_string().as_str());
-            }
+    match id.into() {
+        RpcId::Integer(i) => {
+            span.record("rpc_id", i);
         }
-        crate::mcp::jsonrpc::Id::String(text) => {
-            span.record("rpc_id", text.as_str());
+        RpcId::Unsigned(u) => {
+            span.record("rpc_id", u);
+        }
+        RpcId::Text(text) => {
+            span.record("rpc_id", text.as_ref());
         }
     }
 }
@@ -694,11 +696,11 @@ mod tests {
             {
                 let _in = first.enter();
                 tracing::info!("parsed");
-                record_rpc_id(&crate::mcp::jsonrpc::Id::String("abc".into()));
+                record_rpc_id(RpcId::Text("abc".into()));
                 tracing::info!(method = "tools/call", "rpc.ok");
             }
             let _in = second.enter();
-            record_rpc_id(&crate::mcp::jsonrpc::Id::Number(7.into()));
+            record_rpc_id(RpcId::Integer(7));
             tracing::warn!(request_id = 0u64, "own field wins");
         });
         let v: Vec<Value> = lines.iter().map(|l| parse(l)).collect();

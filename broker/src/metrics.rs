@@ -36,8 +36,8 @@ use prometheus_client::registry::{Registry, Unit};
 use tokio::net::TcpListener;
 
 use crate::audit::Facts;
+use crate::bearer;
 use crate::tool::Tool;
-use crate::transport::http::auth;
 
 type Labels = Vec<(&'static str, &'static str)>;
 type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
@@ -325,7 +325,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     r
 }
 
-fn answer(token: Option<&auth::Token>, req: &Request<Incoming>) -> Response<Body> {
+fn answer(token: Option<&bearer::Token>, req: &Request<Incoming>) -> Response<Body> {
     if req.uri().path() != "/metrics" {
         return plain(StatusCode::NOT_FOUND, "not found\n");
     }
@@ -342,7 +342,7 @@ fn answer(token: Option<&auth::Token>, req: &Request<Incoming>) -> Response<Body
         let mut values = req.headers().get_all(header::AUTHORIZATION).iter();
         let presented = values.next().map(HeaderValue::as_bytes);
         let admitted = values.next().is_none()
-            && presented.is_some_and(auth::well_formed)
+            && presented.is_some_and(bearer::well_formed)
             && token.accepts(presented);
         if !admitted {
             tracing::warn!(status = 401u16, "metrics.refused");
@@ -360,6 +360,16 @@ fn answer(token: Option<&auth::Token>, req: &Request<Incoming>) -> Response<Body
     r
 }
 
+/// The metrics listener's address cannot be bound.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot bind observability.metrics_addr {addr}: {source}")]
+pub struct BindError {
+    /// The configured address.
+    addr: SocketAddr,
+    /// What the system said.
+    source: std::io::Error,
+}
+
 /// Most connections served at once; a scraper needs one.
 const MAX_CONNECTIONS: usize = 16;
 
@@ -369,15 +379,12 @@ const MAX_CONNECTIONS: usize = 16;
 /// # Errors
 ///
 /// When the address cannot be bound (the message names it).
-pub async fn start(addr: SocketAddr, token: &str) -> Result<(), String> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot bind observability.metrics_addr {addr}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("cannot bind observability.metrics_addr {addr}: {e}"))?;
+pub async fn start(addr: SocketAddr, token: &str) -> Result<(), BindError> {
+    let bind_error = |source| BindError { addr, source };
+    let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+    let bound = listener.local_addr().map_err(bind_error)?;
     tracing::info!(addr = %bound, "metrics.listening");
-    let token = (!token.is_empty()).then(|| std::sync::Arc::new(auth::Token::new(token)));
+    let token = (!token.is_empty()).then(|| std::sync::Arc::new(bearer::Token::new(token)));
     let connections = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     tokio::spawn(async move {
         let mut builder = http1::Builder::new();

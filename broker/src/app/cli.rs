@@ -184,11 +184,14 @@ fn serve(sources: &Sources, transport: Transport) -> ExitCode {
         config.http.bearer_token.as_str(),
         config.observability.metrics_token.as_str(),
     ];
-    if let Err(e) = crate::logging::init(&config.observability, &secrets) {
-        let redactor = crate::logging::LogRedactor::new(&secrets);
-        eprintln!("error: {}", redactor.text(&e));
+    // The audit trail first: a file that cannot be opened refuses start-up
+    // before any log line is written.
+    let redactor = crate::logging::LogRedactor::new(&secrets);
+    if let Err(e) = crate::audit::init(&config.observability, redactor.clone()) {
+        eprintln!("error: {}", redactor.text(&e.to_string()));
         return ExitCode::from(EXIT_USAGE);
     }
+    crate::logging::init(&config.observability, redactor);
     for v in &config.violations {
         tracing::warn!(problem = %v, "config.warning");
     }
@@ -317,8 +320,8 @@ fn call(sources: &Sources, tool: &str, args: &str, as_json: bool) -> ExitCode {
         }
     };
     let response = rt.block_on(async {
-        let executor = executor(&config, false)?;
-        let server = Server::new(Arc::clone(&config), executor)?;
+        let executor = executor(&config, false).map_err(|e| e.to_string())?;
+        let server = Server::new(Arc::clone(&config), executor).map_err(|e| e.to_string())?;
         let request = json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {

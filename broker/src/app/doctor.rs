@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::executor::executor;
+use super::executor::{ExecutorError, executor};
 use super::exit::EXIT_FAILED;
 use super::output::{print_stdout, startup_redactor};
 use crate::config::{self, SandboxMode, Sources, Transport};
@@ -232,13 +232,30 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
     }
 }
 
+/// Why `doctor` could not start a worker to ask it for its sandbox report.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    /// The runtime to start it in.
+    #[error("{0}")]
+    Runtime(std::io::Error),
+    /// The executor.
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
+    /// The worker's start-up failed, as the pool reports it.
+    #[error("{0}")]
+    Worker(String),
+    /// No worker was ready in time.
+    #[error("no worker started within 10 s")]
+    NoWorker,
+}
+
 fn probe_worker(
     config: &Arc<config::Config>,
-) -> Result<moat_protocol::response::SandboxReport, String> {
+) -> Result<moat_protocol::response::SandboxReport, ProbeError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(ProbeError::Runtime)?;
     rt.block_on(async {
         let mut one = (**config).clone();
         one.sandbox.workers = 1;
@@ -249,10 +266,10 @@ fn probe_worker(
                 break Ok(r);
             }
             if let Some(e) = executor.last_error() {
-                break Err(e);
+                break Err(ProbeError::Worker(e));
             }
             if std::time::Instant::now() > deadline {
-                break Err("no worker started within 10 s".to_owned());
+                break Err(ProbeError::NoWorker);
             }
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         };

@@ -31,26 +31,49 @@ pub fn worker_init(config: &Config) -> WorkerInit {
     }
 }
 
+/// Why the executor a configuration asks for cannot be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    /// In-process: the workspace cannot be opened.
+    #[error("the workspace cannot be opened: {0}")]
+    Workspace(std::io::Error),
+    /// Confined workers on a system without them.
+    #[cfg(not(unix))]
+    #[error("confined workers need a Unix system; use sandbox.mode = in-process")]
+    NotUnix,
+    /// The program to start workers from cannot be found.
+    #[cfg(unix)]
+    #[error("{0}")]
+    Program(std::io::Error),
+    /// The pool's spawner cannot be started.
+    #[cfg(unix)]
+    #[error("cannot start the worker pool: {0}")]
+    Pool(std::io::Error),
+}
+
 /// Build the executor for `config` (inside a runtime).
-pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, String> {
+///
+/// # Errors
+/// When the workspace (in-process) or the worker pool cannot be set up.
+pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, ExecutorError> {
     let init = worker_init(config);
     match config.sandbox.mode {
         SandboxMode::InProcess => {
-            let ws = moat_worker::workspace::Workspace::open(&init)
-                .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
+            let ws =
+                moat_worker::workspace::Workspace::open(&init).map_err(ExecutorError::Workspace)?;
             Ok(Executor::InProcess(Arc::new(ws)))
         }
         #[cfg(not(unix))]
         SandboxMode::Confined => {
             let _ = inherit_stderr;
-            Err("confined workers need a Unix system; use sandbox.mode = in-process".into())
+            Err(ExecutorError::NotUnix)
         }
         #[cfg(unix)]
         SandboxMode::Confined => {
             let program = if cfg!(target_os = "linux") {
                 PathBuf::from("/proc/self/exe")
             } else {
-                std::env::current_exe().map_err(|e| e.to_string())?
+                std::env::current_exe().map_err(ExecutorError::Program)?
             };
             let pool = Pool::start(PoolConfig {
                 program,
@@ -59,7 +82,7 @@ pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, Strin
                 inherit_stderr,
                 queue_timeout: std::time::Duration::from_millis(config.sandbox.queue_timeout_ms),
             })
-            .map_err(|e| format!("cannot start the worker pool: {e}"))?;
+            .map_err(ExecutorError::Pool)?;
             Ok(Executor::Pool(pool))
         }
     }

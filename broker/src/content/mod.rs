@@ -28,12 +28,11 @@ use std::borrow::Cow;
 use moat_protocol::response::RedactionCounts;
 use serde_json::{Map, Value, json};
 
-use crate::error::Refusal;
 use crate::redact::{RedactionReport, Redactor};
 use fence::{Nonce, fence};
 use moat_worker::sources::redact_source;
 use rendered::number_lines;
-pub use rendered::{FenceText, Rendered};
+pub use rendered::{FenceText, Refusal, Rendered};
 use scan::{Level, Scanner, warning_line};
 
 /// What the controls found in one answer, as the logs, the audit trail and

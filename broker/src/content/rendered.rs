@@ -1,11 +1,24 @@
 //! What a tool's rendering hands the controls: the two halves of an MCP
 //! result ([`Rendered`]: a summary for people and a `structuredContent`
 //! object for programs), plus the file-derived text that goes inside the
-//! untrusted fence and how the redaction pass reads it ([`FenceText`]).
+//! untrusted fence and how the redaction pass reads it ([`FenceText`]);
+//! and what a failure hands them instead ([`Refusal`]).
 
 use serde_json::{Map, Value};
 
 use moat_protocol::response::RedactionCounts;
+
+/// A refusal as the client sees it (worded by `error.rs`; the controls
+/// redact it and build the failure result).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `structuredContent.error`.
+    pub code: &'static str,
+    /// One sentence.
+    pub message: String,
+    /// What to do instead (may be empty).
+    pub remedy: String,
+}
 
 /// How the broker's redaction pass reads the file-derived text, so that what
 /// the broker adds to it (line numbers, search-hit headers, indentation) is

@@ -40,6 +40,25 @@ pub enum Id {
     String(String),
 }
 
+/// The id as the request's log lines carry it (`rpc_id`).
+impl<'a> From<&'a Id> for crate::logging::RpcId<'a> {
+    fn from(id: &'a Id) -> Self {
+        use crate::logging::RpcId;
+        match id {
+            Id::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    RpcId::Integer(i)
+                } else if let Some(u) = n.as_u64() {
+                    RpcId::Unsigned(u)
+                } else {
+                    RpcId::Text(n.to_string().into())
+                }
+            }
+            Id::String(text) => RpcId::Text(text.as_str().into()),
+        }
+    }
+}
+
 impl Id {
     /// From a JSON value, if it is a valid id.
     #[must_use]
@@ -232,6 +251,26 @@ pub fn encode(value: &Value) -> Vec<u8> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn ids_become_log_fields_of_their_kind() {
+        use crate::logging::RpcId;
+        assert_eq!(RpcId::from(&Id::Number(7.into())), RpcId::Integer(7));
+        assert_eq!(RpcId::from(&Id::Number((-3).into())), RpcId::Integer(-3));
+        assert_eq!(
+            RpcId::from(&Id::Number(u64::MAX.into())),
+            RpcId::Unsigned(u64::MAX)
+        );
+        let fraction = serde_json::Number::from_f64(1.5).unwrap();
+        assert_eq!(
+            RpcId::from(&Id::Number(fraction)),
+            RpcId::Text("1.5".into())
+        );
+        assert_eq!(
+            RpcId::from(&Id::String("abc".into())),
+            RpcId::Text("abc".into())
+        );
+    }
 
     fn err(v: Value) -> RpcError {
         validate(v).unwrap_err()

@@ -14,149 +14,35 @@
 //!   Legacy methods: `initialize`, `ping`, `tools/list`, `tools/call`, and the
 //!   notifications, which are never answered.
 
+mod call;
 pub mod json_out;
 pub mod jsonrpc;
 pub mod meta;
+mod progress;
 pub mod resources;
+mod session;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
-use crate::content::{Controls, Findings};
-use crate::error::{ToolFailure, describe};
+use crate::content::Controls;
 use crate::supervisor::Executor;
 use crate::supervisor::admission::Admission;
-use crate::tool::Registry;
-use crate::tool::{self, render};
+use crate::tool::{Registry, SchemaError};
 use jsonrpc::{Id, Message, RpcError, code};
+
+pub use call::INLINE_WORK_BYTES;
+pub use progress::NOTIFY;
+pub use session::Session;
 
 /// `tools/list` page size: larger than the whole tool list, so the first page
 /// holds every tool. Several widely used clients read only the first page of
 /// `tools/list`; on a smaller page they would not see `read_file` at all.
 /// Cursors are still issued past this size and honoured when given.
 pub const PAGE_SIZE: usize = 100;
-
-/// Up to about this many bytes of text, an answer is rendered, redacted,
-/// scored and encoded on the thread that received it (some 150 µs of work at
-/// most); a larger one is handed to a blocking thread, so the transport's
-/// thread keeps answering control messages meanwhile.
-pub const INLINE_WORK_BYTES: usize = 64 * 1024;
-
-tokio::task_local! {
-    /// Where a transport that can send notifications while a request runs
-    /// (stdio: its output lines) takes them; absent, no progress is sent.
-    pub static NOTIFY: tokio::sync::mpsc::Sender<Vec<u8>>;
-}
-
-/// Longest `progressToken` string accepted; a longer one, or one that is
-/// neither a string nor an integer, asks for nothing.
-const MAX_PROGRESS_TOKEN_CHARS: usize = 256;
-
-/// The `_meta.progressToken` of a request, when it is a valid one.
-fn progress_token(params: &Map<String, Value>) -> Option<Value> {
-    let token = params.get("_meta")?.get("progressToken")?;
-    match token {
-        Value::String(s) if !s.is_empty() && s.chars().count() <= MAX_PROGRESS_TOKEN_CHARS => {
-            Some(token.clone())
-        }
-        Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
-        _ => None,
-    }
-}
-
-/// A progress reporter for a request that asked for progress on a
-/// transport that can send it: each report becomes one
-/// `notifications/progress` line (dropped if the client is not reading).
-fn progress_reporter(params: &Map<String, Value>) -> Option<crate::supervisor::OnProgress> {
-    let token = progress_token(params)?;
-    let tx = NOTIFY.try_with(Clone::clone).ok()?;
-    Some(Arc::new(move |files: u64| {
-        let note = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": {
-                "progressToken": token,
-                "progress": files,
-                "message": format!("{files} files (or commits) examined"),
-            },
-        });
-        let _ = tx.try_send(jsonrpc::encode(&note));
-    }))
-}
-
-/// Per-connection state: the legacy version negotiated by `initialize` on
-/// this stdio process, the client it named, and its calls in flight, by id,
-/// so that its `notifications/cancelled` can stop them (HTTP keeps none: a
-/// request there is cancelled by closing it).
-#[derive(Debug, Default)]
-pub struct Session {
-    legacy: Mutex<Option<String>>,
-    client: Mutex<Option<String>>,
-    calls: Mutex<std::collections::HashMap<String, Arc<tokio::sync::Notify>>>,
-}
-
-/// The key of a request id among a session's calls: its JSON text, so `1`
-/// and `"1"` are different requests, as JSON-RPC says.
-fn call_key(id: &Value) -> String {
-    id.to_string()
-}
-
-impl Session {
-    /// Note a call in flight under `id`; the returned signal fires when the
-    /// client cancels it (a cancel that comes before anyone waits on the
-    /// signal is kept).
-    pub fn begin_call(&self, id: &jsonrpc::Id) -> Arc<tokio::sync::Notify> {
-        let signal = Arc::new(tokio::sync::Notify::new());
-        if let Ok(mut calls) = self.calls.lock() {
-            calls.insert(call_key(&id.to_value()), Arc::clone(&signal));
-        }
-        signal
-    }
-
-    /// The call under `id` is over (answered or cancelled).
-    pub fn end_call(&self, id: &jsonrpc::Id) {
-        if let Ok(mut calls) = self.calls.lock() {
-            calls.remove(&call_key(&id.to_value()));
-        }
-    }
-
-    /// Cancel the call in flight under `id`, if there is one; a cancel for
-    /// an unknown or finished id does nothing. Whether one was found.
-    fn cancel(&self, id: &Value) -> bool {
-        let signal = self
-            .calls
-            .lock()
-            .ok()
-            .and_then(|calls| calls.get(&call_key(id)).cloned());
-        signal.is_some_and(|s| {
-            s.notify_one();
-            true
-        })
-    }
-
-    fn legacy(&self) -> Option<String> {
-        self.legacy.lock().ok().and_then(|g| g.clone())
-    }
-
-    fn set_legacy(&self, v: &str) {
-        if let Ok(mut g) = self.legacy.lock() {
-            *g = Some(v.to_owned());
-        }
-    }
-
-    fn client(&self) -> Option<String> {
-        self.client.lock().ok().and_then(|g| g.clone())
-    }
-
-    fn set_client(&self, label: String) {
-        if let Ok(mut g) = self.client.lock() {
-            *g = Some(label);
-        }
-    }
-}
 
 /// What the transport knows about a request beyond its body.
 #[derive(Debug, Default, Clone, Copy)]
@@ -170,10 +56,24 @@ pub struct TransportInfo<'a> {
     pub subject: Option<&'a str>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Modern,
-    Legacy,
+/// The revision a request is served in, with what that revision gives it.
+#[derive(Debug, Clone, Copy)]
+enum Era<'a> {
+    /// 2026-07-28, stateless: the request's own validated `_meta`.
+    Modern(&'a meta::RequestMeta),
+    /// 2024-11-05 … 2025-11-25: the revision `initialize` chose (or the
+    /// HTTP header names).
+    Legacy(&'a str),
+}
+
+impl<'a> Era<'a> {
+    /// The revision's date.
+    fn version(self) -> &'a str {
+        match self {
+            Era::Modern(_) => meta::MODERN_VERSION,
+            Era::Legacy(version) => version,
+        }
+    }
 }
 
 /// The server core. Cheap to share (`Arc`).
@@ -192,7 +92,11 @@ pub struct Server {
 
 impl Server {
     /// Build the server around an executor.
-    pub fn new(config: Arc<Config>, executor: Executor) -> Result<Server, String> {
+    ///
+    /// # Errors
+    /// A published schema the validator cannot check (a bug the unit tests
+    /// catch).
+    pub fn new(config: Arc<Config>, executor: Executor) -> Result<Server, SchemaError> {
         let mut registry = Registry::new()?;
         registry.set_answer_chars(config.sandbox.limits.max_answer_chars);
         // The content controls' automata and patterns are built beside the
@@ -448,79 +352,26 @@ impl Server {
                 .legacy()
                 .or_else(|| (msg.method == "ping").then(|| meta::LEGACY_VERSIONS[0].to_owned()))
         };
-        if let Some(version) = legacy {
-            return match msg.method.as_str() {
-                "ping" => Ok(json!({})),
-                "logging/setLevel" => set_log_level(id, &msg.params),
-                "tools/list" => self.tools_list(id, &msg.params, Era::Legacy, None),
-                "tools/call" => {
-                    self.tools_call(id, &msg.params, Era::Legacy, None, &version, facts)
-                        .await
-                }
-                "resources/list" => {
-                    self.resources_list(id, &msg.params, Era::Legacy, None, &version)
-                        .await
-                }
-                "resources/templates/list" => Ok(self.resources_templates(Era::Legacy, None)),
-                "resources/read" => {
-                    self.resources_read(id, &msg.params, Era::Legacy, None, &version, facts)
-                        .await
-                }
-                "completion/complete" => {
-                    self.complete(id, &msg.params, Era::Legacy, None, &version)
-                        .await
-                }
-                other => Err(method_not_found(id, other)),
-            };
-        }
-        let rm = meta::validate(id, &msg.params, transport.protocol_header)?;
-        match msg.method.as_str() {
-            "server/discover" => Ok(self.discover(&rm)),
-            "tools/list" => self.tools_list(id, &msg.params, Era::Modern, Some(&rm)),
-            "tools/call" => {
-                self.tools_call(
-                    id,
-                    &msg.params,
-                    Era::Modern,
-                    Some(&rm),
-                    meta::MODERN_VERSION,
-                    facts,
-                )
-                .await
+        let rm;
+        let era = match &legacy {
+            Some(version) => Era::Legacy(version),
+            None => {
+                rm = meta::validate(id, &msg.params, transport.protocol_header)?;
+                Era::Modern(&rm)
             }
-            "resources/list" => {
-                self.resources_list(
-                    id,
-                    &msg.params,
-                    Era::Modern,
-                    Some(&rm),
-                    meta::MODERN_VERSION,
-                )
-                .await
-            }
-            "resources/templates/list" => Ok(self.resources_templates(Era::Modern, Some(&rm))),
-            "resources/read" => {
-                self.resources_read(
-                    id,
-                    &msg.params,
-                    Era::Modern,
-                    Some(&rm),
-                    meta::MODERN_VERSION,
-                    facts,
-                )
-                .await
-            }
-            "completion/complete" => {
-                self.complete(
-                    id,
-                    &msg.params,
-                    Era::Modern,
-                    Some(&rm),
-                    meta::MODERN_VERSION,
-                )
-                .await
-            }
-            other => Err(method_not_found(id, other)),
+        };
+        let params = &msg.params;
+        match (msg.method.as_str(), era) {
+            ("ping", Era::Legacy(_)) => Ok(json!({})),
+            ("logging/setLevel", Era::Legacy(_)) => set_log_level(id, params),
+            ("server/discover", Era::Modern(rm)) => Ok(self.discover(rm)),
+            ("tools/list", _) => self.tools_list(id, params, era),
+            ("tools/call", _) => self.tools_call(id, params, era, facts).await,
+            ("resources/list", _) => self.resources_list(id, params, era).await,
+            ("resources/templates/list", _) => Ok(self.resources_templates(era)),
+            ("resources/read", _) => self.resources_read(id, params, era, facts).await,
+            ("completion/complete", _) => self.complete(id, params, era).await,
+            (other, _) => Err(method_not_found(id, other)),
         }
     }
 
@@ -537,6 +388,15 @@ impl Server {
         let mut m = rm.trace.clone();
         m.insert(meta::KEY_SERVER_INFO.into(), self.server_info());
         Value::Object(m)
+    }
+
+    /// The result `_meta` of `era`: from 2026-07-28 on, the request's trace
+    /// keys and the server's info; none before.
+    fn era_meta(&self, era: Era<'_>) -> Option<Value> {
+        match era {
+            Era::Modern(rm) => Some(self.result_meta(rm)),
+            Era::Legacy(_) => None,
+        }
     }
 
     fn capabilities(&self) -> Value {
@@ -595,8 +455,7 @@ impl Server {
         &self,
         id: Option<&Id>,
         params: &Map<String, Value>,
-        era: Era,
-        rm: Option<&meta::RequestMeta>,
+        era: Era<'_>,
     ) -> Result<Value, RpcError> {
         let total = self.registry.len();
         let offset = match params.get("cursor") {
@@ -634,7 +493,7 @@ impl Server {
         if offset + PAGE_SIZE < total {
             result["nextCursor"] = Value::String(encode_cursor(offset + PAGE_SIZE));
         }
-        if let (Era::Modern, Some(rm)) = (era, rm) {
+        if let Era::Modern(rm) = era {
             result["resultType"] = json!("complete");
             result["ttlMs"] = json!(self.config.server.discovery_ttl_ms);
             result["cacheScope"] = json!("public");
@@ -642,208 +501,6 @@ impl Server {
         }
         Ok(result)
     }
-
-    async fn tools_call(
-        &self,
-        id: Option<&Id>,
-        params: &Map<String, Value>,
-        era: Era,
-        rm: Option<&meta::RequestMeta>,
-        version: &str,
-        facts: &mut crate::audit::Facts,
-    ) -> Result<Value, RpcError> {
-        let client = facts.client.clone();
-        let client = client.as_str();
-        let invalid = |m: String| RpcError::new(id.cloned(), code::INVALID_PARAMS, m);
-        let name = match params.get("name") {
-            Some(Value::String(n)) if !n.is_empty() => n.as_str(),
-            _ => {
-                return Err(invalid(
-                    "tools/call needs params.name, a non-empty string".into(),
-                ));
-            }
-        };
-        let empty = Value::Object(Map::new());
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => &empty,
-            Some(v @ Value::Object(_)) => v,
-            Some(_) => return Err(invalid("params.arguments must be an object".into())),
-        };
-        let Some((tool, declaration)) = self.registry.get(name) else {
-            return Err(invalid(format!(
-                "unknown tool '{}'",
-                crate::error::quote(name).trim_matches('\'')
-            )));
-        };
-        let limits = &self.config.sandbox.limits;
-        let args_map = args.as_object().cloned().unwrap_or_default();
-        // A cursor is an argument too: one that is not this server's for
-        // this query is refused like any argument that fails the schema.
-        let paged = self
-            .registry
-            .validate_input(declaration, args)
-            .and_then(|()| tool.to_paged_request(&args_map, limits));
-        if let Some(problem) = paged.as_ref().err().cloned() {
-            if !validation_is_tool_error(version) {
-                return Err(invalid(problem));
-            }
-            // 2025-11-25 and later (SEP-1303): arguments that fail the input
-            // schema are a tool execution error the model can correct, still
-            // refused before anything runs.
-            let refusal = crate::error::Refusal {
-                code: "invalid_arguments",
-                message: format!("{problem}."),
-                remedy: "Call the tool again with arguments that match its inputSchema.".into(),
-            };
-            tracing::info!(
-                tool = name,
-                client,
-                error = "invalid_arguments",
-                content_level = "",
-                redactions = 0u64,
-                duration_us = 0u64,
-                "tool.call"
-            );
-            let meta = match (era, rm) {
-                (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
-                _ => None,
-            };
-            let (result, findings) = self.controls.failure(&refusal);
-            let result = complete(result, meta);
-            facts.outcome = std::borrow::Cow::Borrowed(refusal.code);
-            facts.bytes = json_out::encoded_len(&result);
-            facts.findings = findings;
-            return Ok(Value::Object(result));
-        }
-        let Ok(request) = paged else {
-            return Err(invalid("the arguments could not be read".into()));
-        };
-        let budget = Duration::from_millis(limits.tool_timeout_ms);
-        let path_arg = args_map.get("path").and_then(Value::as_str);
-        let started = Instant::now();
-        // Only here, after validation, does a call take room: a call refused
-        // for its arguments, and every other method, never waits on one.
-        // The place is held until the answer is rendered and measured, so
-        // the admission counts every call that still costs memory.
-        let ticket = self.admission.try_admit();
-        let in_flight = ticket.as_ref().map(|_| crate::metrics::InFlight::enter());
-        let outcome = match &ticket {
-            Some(_) => {
-                let progress = progress_reporter(params);
-                self.executor.run(request.clone(), budget, progress).await
-            }
-            None => Err(ToolFailure::Busy {
-                admitted: self.admission.admitted(),
-            }),
-        };
-        let rendering = self.rendering.acquire().await.ok();
-        // The revision's result fields, added before the answer is measured:
-        // the cap is on the answer as sent.
-        let modern_meta = match (era, rm) {
-            (Era::Modern, Some(rm)) => Some(self.result_meta(rm)),
-            _ => None,
-        };
-        let finish = |(result, findings): (Map<String, Value>, Findings), meta: Option<Value>| {
-            let result = complete(result, meta);
-            let size = json_out::encoded_len(&result);
-            (result, size, findings)
-        };
-        let answered = match outcome {
-            Ok(Ok(out)) => {
-                // Rendering, redaction, scanning and measuring a large answer
-                // are CPU work: off the runtime's threads, in one hand-off,
-                // so that the transports keep answering control messages
-                // meanwhile. A small answer is rendered here: handing it to
-                // a thread and back costs more than the work itself.
-                let rendered = if tool::work_estimate(&out) <= INLINE_WORK_BYTES {
-                    Ok(finish(
-                        self.controls
-                            .success(tool.fence_label(), render(&request, out, &self.root_name)),
-                        modern_meta.clone(),
-                    ))
-                } else {
-                    let controls = Arc::clone(&self.controls);
-                    let root = self.root_name.clone();
-                    let req = request.clone();
-                    let meta = modern_meta.clone();
-                    tokio::task::spawn_blocking(move || {
-                        finish(
-                            controls.success(tool.fence_label(), render(&req, out, &root)),
-                            meta,
-                        )
-                    })
-                    .await
-                };
-                rendered.map_err(|_| ToolFailure::WorkerFailed {
-                    why: "could not have its answer rendered",
-                })
-            }
-            Ok(Err(wire)) => Err(ToolFailure::Wire(wire)),
-            Err(failure) => Err(failure),
-        };
-        let ((mut result, size, findings), code) = match answered {
-            Ok(answer) => (answer, None),
-            Err(failure) => {
-                let refusal = describe(&failure, path_arg, &self.root_name);
-                (
-                    finish(self.controls.failure(&refusal), modern_meta.clone()),
-                    Some(refusal.code),
-                )
-            }
-        };
-        // What an operator alerts on: the injection level of the content
-        // returned ("" for a tool that returns none) and how much was redacted.
-        let content_level = findings.content_level;
-        let redactions = findings.redactions;
-        let duration_us = micros(started);
-        facts.outcome = std::borrow::Cow::Borrowed(code.unwrap_or("ok"));
-        facts.bytes = size;
-        facts.findings = findings;
-        if self.config.observability.log_tool_arguments {
-            let names: Vec<&str> = args_map.keys().map(String::as_str).collect();
-            tracing::info!(tool = name, client, error = code.unwrap_or(""), content_level, redactions, arguments = ?names, duration_us, "tool.call");
-        } else {
-            tracing::info!(
-                tool = name,
-                client,
-                error = code.unwrap_or(""),
-                content_level,
-                redactions,
-                duration_us,
-                "tool.call"
-            );
-        }
-        // The cap is on the answer as sent: escaping can make it several
-        // times the size of the content it carries.
-        let limit = self.config.server.max_answer_bytes;
-        drop(rendering);
-        drop(ticket);
-        drop(in_flight);
-        if size > limit {
-            tracing::warn!(tool = name, size, limit, "tool.answer_too_large");
-            let refusal = describe(
-                &ToolFailure::AnswerTooLarge { size, limit },
-                path_arg,
-                &self.root_name,
-            );
-            let (refused, findings) = self.controls.failure(&refusal);
-            result = complete(refused, modern_meta);
-            facts.outcome = std::borrow::Cow::Borrowed(refusal.code);
-            facts.bytes = json_out::encoded_len(&result);
-            facts.findings = findings;
-        }
-        Ok(Value::Object(result))
-    }
-}
-
-/// A tool result with the fields its revision adds (`resultType` and
-/// `_meta`, from 2026-07-28 on) when `meta` is given.
-fn complete(mut result: Map<String, Value>, meta: Option<Value>) -> Map<String, Value> {
-    if let Some(meta) = meta {
-        result.insert("resultType".into(), json!("complete"));
-        result.insert("_meta".into(), meta);
-    }
-    result
 }
 
 /// The audit outcome of a `tools/call` answered with a JSON-RPC error.
@@ -888,16 +545,6 @@ fn set_log_level(id: Option<&Id>, params: &Map<String, Value>) -> Result<Value, 
             "logging/setLevel needs params.level, one of debug, info, notice, warning, error, critical, alert, emergency",
         )),
     }
-}
-
-/// Whether arguments that fail the input schema are answered as a tool error
-/// (`isError: true`, revisions 2025-11-25 and later, SEP-1303) rather than a
-/// JSON-RPC `-32602` (earlier revisions, whose tools spec lists invalid
-/// arguments among protocol errors). Revision strings are ISO dates, so they
-/// order as text.
-#[must_use]
-pub fn validation_is_tool_error(version: &str) -> bool {
-    version >= "2025-11-25"
 }
 
 fn method_not_found(id: Option<&Id>, method: &str) -> RpcError {

@@ -29,7 +29,7 @@
 use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{Id, RpcError, code};
-use super::{Era, Server, meta};
+use super::{Era, Server};
 
 /// The scheme and virtual root of every resource URI.
 pub const URI_PREFIX: &str = "moat://workspace/";
@@ -144,15 +144,13 @@ impl Server {
         id: Option<&Id>,
         tool: &str,
         arguments: Value,
-        (era, rm, version): (Era, Option<&meta::RequestMeta>, &str),
+        era: Era<'_>,
         facts: &mut crate::audit::Facts,
     ) -> Result<Map<String, Value>, RpcError> {
         let mut params = Map::new();
         params.insert("name".into(), Value::from(tool));
         params.insert("arguments".into(), arguments);
-        let result = self
-            .tools_call(id, &params, era, rm, version, facts)
-            .await?;
+        let result = self.tools_call(id, &params, era, facts).await?;
         match result {
             Value::Object(m) => Ok(m),
             _ => Err(invalid(id, "no result")),
@@ -164,9 +162,7 @@ impl Server {
         &self,
         id: Option<&Id>,
         params: &Map<String, Value>,
-        era: Era,
-        rm: Option<&meta::RequestMeta>,
-        version: &str,
+        era: Era<'_>,
     ) -> Result<Value, RpcError> {
         let mut arguments = json!({"path": ".", "max_results": LIST_PAGE});
         match params.get("cursor") {
@@ -176,7 +172,7 @@ impl Server {
         }
         let mut facts = crate::audit::Facts::default();
         let found = self
-            .inner_tool(id, "find_files", arguments, (era, rm, version), &mut facts)
+            .inner_tool(id, "find_files", arguments, era, &mut facts)
             .await?;
         let s = &found["structuredContent"];
         if found.get("isError") == Some(&Value::Bool(true)) {
@@ -206,7 +202,7 @@ impl Server {
         if let Some(next) = s.get("next_cursor").and_then(Value::as_str) {
             result["nextCursor"] = Value::from(next);
         }
-        if let (Era::Modern, Some(rm)) = (era, rm) {
+        if let Era::Modern(rm) = era {
             result["resultType"] = json!("complete");
             no_cache(&mut result);
             result["_meta"] = self.result_meta(rm);
@@ -215,14 +211,14 @@ impl Server {
     }
 
     /// `resources/templates/list`.
-    pub(super) fn resources_templates(&self, era: Era, rm: Option<&meta::RequestMeta>) -> Value {
+    pub(super) fn resources_templates(&self, era: Era<'_>) -> Value {
         let mut result = json!({"resourceTemplates": [{
             "uriTemplate": TEMPLATE,
             "name": "workspace-file",
             "title": "A file of the workspace",
             "description": "A workspace file by its path relative to the workspace root (as the tools take it). Read through the same controls as read_file: credential files refused, secrets redacted, the text fenced and assessed.",
         }]});
-        if let (Era::Modern, Some(rm)) = (era, rm) {
+        if let Era::Modern(rm) = era {
             result["resultType"] = json!("complete");
             result["ttlMs"] = json!(self.config.server.discovery_ttl_ms);
             result["cacheScope"] = json!("public");
@@ -236,9 +232,7 @@ impl Server {
         &self,
         id: Option<&Id>,
         params: &Map<String, Value>,
-        era: Era,
-        rm: Option<&meta::RequestMeta>,
-        version: &str,
+        era: Era<'_>,
         facts: &mut crate::audit::Facts,
     ) -> Result<Value, RpcError> {
         let Some(uri) = params.get("uri").and_then(Value::as_str) else {
@@ -254,13 +248,7 @@ impl Server {
             ));
         };
         let read = self
-            .inner_tool(
-                id,
-                "read_file",
-                json!({"path": path}),
-                (era, rm, version),
-                facts,
-            )
+            .inner_tool(id, "read_file", json!({"path": path}), era, facts)
             .await?;
         let s = &read["structuredContent"];
         if read.get("isError") == Some(&Value::Bool(true)) {
@@ -286,7 +274,7 @@ impl Server {
             "text": text,
             "_meta": item_meta,
         }]});
-        if let (Era::Modern, Some(rm)) = (era, rm) {
+        if let Era::Modern(rm) = era {
             result["resultType"] = json!("complete");
             no_cache(&mut result);
             result["_meta"] = self.result_meta(rm);
@@ -299,9 +287,7 @@ impl Server {
         &self,
         id: Option<&Id>,
         params: &Map<String, Value>,
-        era: Era,
-        rm: Option<&meta::RequestMeta>,
-        version: &str,
+        era: Era<'_>,
     ) -> Result<Value, RpcError> {
         let reference = params.get("ref");
         let argument = params.get("argument");
@@ -328,13 +314,7 @@ impl Server {
             });
             let mut facts = crate::audit::Facts::default();
             if let Ok(listed) = self
-                .inner_tool(
-                    id,
-                    "list_directory",
-                    arguments,
-                    (era, rm, version),
-                    &mut facts,
-                )
+                .inner_tool(id, "list_directory", arguments, era, &mut facts)
                 .await
                 && listed.get("isError") != Some(&Value::Bool(true))
             {
@@ -364,7 +344,7 @@ impl Server {
             "total": total,
             "hasMore": total > MAX_COMPLETIONS || listing_cut,
         }});
-        if let (Era::Modern, Some(rm)) = (era, rm) {
+        if let Era::Modern(rm) = era {
             result["resultType"] = json!("complete");
             result["_meta"] = self.result_meta(rm);
         }

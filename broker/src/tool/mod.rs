@@ -39,6 +39,7 @@ use schema::{
     assessment_schema, next_call_schema, object_schema, redaction_schema, stopped_by_schema,
 };
 use validator::Validator;
+pub use validator::{InvalidArgument, SchemaError};
 
 /// The git revision pattern: the characters of branch and tag names, hashes
 /// and suffixes such as `~2`, `^` and `@{u}`, and no leading `-`, so a
@@ -282,17 +283,16 @@ impl Tool {
     /// worker starts from.
     ///
     /// # Errors
-    /// A sentence for the client when the cursor is not one this server
-    /// issued for this query (an invalid argument, refused before anything
-    /// runs).
+    /// When the cursor is not one this server issued for this query, or the
+    /// tool takes none (an invalid argument, refused before anything runs).
     pub fn to_paged_request(
         self,
         args: &Map<String, Value>,
         caps: &limits::Limits,
-    ) -> Result<Request, String> {
+    ) -> Result<Request, ArgumentError> {
         let mut request = self.to_request(args, caps);
         if let Some(text) = args.get("cursor").and_then(Value::as_str) {
-            let c = cursor::decode(text, query_fingerprint(&request)).map_err(|e| e.to_string())?;
+            let c = cursor::decode(text, query_fingerprint(&request))?;
             match &mut request {
                 Request::FindFiles(a) => a.skip = c.position,
                 Request::FindReferences(a) => a.skip = c.position,
@@ -300,11 +300,26 @@ impl Tool {
                 Request::FindSymbol(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
                 Request::ListDirectory(a) => a.skip = c.position,
                 Request::GitLog(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
-                _ => return Err("arguments.cursor is not accepted by this tool".into()),
+                _ => return Err(ArgumentError::CursorNotAccepted),
             }
         }
         Ok(request)
     }
+}
+
+/// Why a tool call's arguments are refused before anything runs, worded
+/// for the client (without the final full stop).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentError {
+    /// They fail the tool's input schema.
+    #[error(transparent)]
+    Schema(#[from] InvalidArgument),
+    /// The cursor is not one this server issued for this query.
+    #[error(transparent)]
+    Cursor(#[from] cursor::CursorError),
+    /// A cursor given to a tool that is not paged.
+    #[error("arguments.cursor is not accepted by this tool")]
+    CursorNotAccepted,
 }
 
 /// The fingerprint a cursor is bound to: the tool and every argument as the
@@ -353,7 +368,10 @@ impl Registry {
     /// Build the registry (every tool: git is read in-process, so the git
     /// tools need nothing installed). Fails only if a schema is malformed (a
     /// bug caught by the unit tests).
-    pub fn new() -> Result<Registry, String> {
+    ///
+    /// # Errors
+    /// The first schema the validator cannot check.
+    pub fn new() -> Result<Registry, SchemaError> {
         let tools: Vec<(Tool, Value)> = Tool::ALL
             .into_iter()
             .map(|t| (t, t.declaration()))
@@ -400,8 +418,11 @@ impl Registry {
     }
 
     /// Validate `args` against the tool's input schema.
-    pub fn validate_input(&self, declaration: &Value, args: &Value) -> Result<(), String> {
-        self.validator.validate(&declaration["inputSchema"], args)
+    ///
+    /// # Errors
+    /// The first way `args` fails the schema.
+    pub fn validate_input(&self, declaration: &Value, args: &Value) -> Result<(), ArgumentError> {
+        Ok(self.validator.validate(&declaration["inputSchema"], args)?)
     }
 }
 

@@ -41,6 +41,137 @@ const KNOWN: &[&str] = &[
     "enum",
 ];
 
+/// Why a schema cannot be checked: a keyword this validator does not know,
+/// or a malformed one (a bug in a published schema, caught at start-up).
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// Nested deeper than [`MAX_DEPTH`].
+    #[error("schema nests deeper than the limit")]
+    TooDeep,
+    /// A schema that is not a JSON object.
+    #[error("a schema must be an object")]
+    NotAnObject,
+    /// A keyword outside the supported set.
+    #[error("unsupported schema keyword '{0}'")]
+    UnsupportedKeyword(String),
+    /// A `pattern` that is not a string.
+    #[error("pattern must be a string")]
+    PatternNotAString,
+    /// A `pattern` that does not compile.
+    #[error("bad pattern {pattern:?}: {source}")]
+    BadPattern {
+        /// The pattern.
+        pattern: String,
+        /// The compiler's complaint.
+        source: regex::Error,
+    },
+    /// A `properties` that is not an object.
+    #[error("properties must be an object")]
+    PropertiesNotAnObject,
+}
+
+/// The first way an instance fails its schema, worded for the client:
+/// `<path> <detail>`, the path rooted at `arguments`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidArgument {
+    /// Nested deeper than [`MAX_DEPTH`].
+    #[error("{path} nests deeper than {MAX_DEPTH} levels")]
+    TooDeep {
+        /// Where.
+        path: String,
+    },
+    /// Not of the schema's `type`.
+    #[error("{path} must be {} {expected}, not {found}", article(.expected))]
+    WrongType {
+        /// Where.
+        path: String,
+        /// The schema's type.
+        expected: String,
+        /// What the value is, with its article.
+        found: &'static str,
+    },
+    /// Not among the schema's `enum`.
+    #[error("{path} must be one of {options}")]
+    NotOneOf {
+        /// Where.
+        path: String,
+        /// The allowed values, as JSON, comma-separated.
+        options: String,
+    },
+    /// Fewer items than `minItems`.
+    #[error("{path} must have at least {min} item(s)")]
+    TooFewItems {
+        /// Where.
+        path: String,
+        /// The bound.
+        min: u64,
+    },
+    /// More items than `maxItems`.
+    #[error("{path} must have at most {max} item(s)")]
+    TooManyItems {
+        /// Where.
+        path: String,
+        /// The bound.
+        max: u64,
+    },
+    /// `required` properties absent.
+    #[error("{path} is missing required property: {missing}")]
+    MissingRequired {
+        /// Where.
+        path: String,
+        /// The absent names, sorted, comma-separated.
+        missing: String,
+    },
+    /// Properties outside `properties` with `additionalProperties: false`.
+    #[error("{path} does not accept: {extra}")]
+    NotAccepted {
+        /// Where.
+        path: String,
+        /// Up to five of the extra names, sorted, comma-separated.
+        extra: String,
+    },
+    /// Shorter than `minLength`.
+    #[error("{path} must be at least {min} character(s)")]
+    TooShort {
+        /// Where.
+        path: String,
+        /// The bound.
+        min: u64,
+    },
+    /// Longer than `maxLength`.
+    #[error("{path} must be at most {max} characters")]
+    TooLong {
+        /// Where.
+        path: String,
+        /// The bound.
+        max: u64,
+    },
+    /// No match for `pattern`.
+    #[error("{path} does not match the pattern {pattern}")]
+    NoMatch {
+        /// Where.
+        path: String,
+        /// The pattern.
+        pattern: String,
+    },
+    /// Below `minimum`.
+    #[error("{path} must be at least {min}")]
+    BelowMinimum {
+        /// Where.
+        path: String,
+        /// The bound, as written in the schema.
+        min: String,
+    },
+    /// Above `maximum`.
+    #[error("{path} must be at most {max}")]
+    AboveMaximum {
+        /// Where.
+        path: String,
+        /// The bound, as written in the schema.
+        max: String,
+    },
+}
+
 /// A validator with every `pattern` of its schemas compiled once.
 #[derive(Debug, Default)]
 pub struct Validator {
@@ -49,7 +180,7 @@ pub struct Validator {
 
 impl Validator {
     /// Check `schemas` use only supported keywords and compile their patterns.
-    pub fn new<'a>(schemas: impl IntoIterator<Item = &'a Value>) -> Result<Validator, String> {
+    pub fn new<'a>(schemas: impl IntoIterator<Item = &'a Value>) -> Result<Validator, SchemaError> {
         let mut v = Validator::default();
         for s in schemas {
             v.prepare(s, 0)?;
@@ -57,27 +188,30 @@ impl Validator {
         Ok(v)
     }
 
-    fn prepare(&mut self, schema: &Value, depth: usize) -> Result<(), String> {
+    fn prepare(&mut self, schema: &Value, depth: usize) -> Result<(), SchemaError> {
         if depth > MAX_DEPTH {
-            return Err("schema nests deeper than the limit".into());
+            return Err(SchemaError::TooDeep);
         }
         let Value::Object(obj) = schema else {
-            return Err("a schema must be an object".into());
+            return Err(SchemaError::NotAnObject);
         };
         for (k, v) in obj {
             if !KNOWN.contains(&k.as_str()) {
-                return Err(format!("unsupported schema keyword '{k}'"));
+                return Err(SchemaError::UnsupportedKeyword(k.clone()));
             }
             match k.as_str() {
                 "pattern" => {
-                    let p = v.as_str().ok_or("pattern must be a string")?;
-                    let re = Regex::new(p).map_err(|e| format!("bad pattern {p:?}: {e}"))?;
+                    let p = v.as_str().ok_or(SchemaError::PatternNotAString)?;
+                    let re = Regex::new(p).map_err(|source| SchemaError::BadPattern {
+                        pattern: p.to_owned(),
+                        source,
+                    })?;
                     self.patterns.insert(p.to_owned(), re);
                 }
                 "properties" => {
                     for sub in v
                         .as_object()
-                        .ok_or("properties must be an object")?
+                        .ok_or(SchemaError::PropertiesNotAnObject)?
                         .values()
                     {
                         self.prepare(sub, depth + 1)?;
@@ -92,13 +226,19 @@ impl Validator {
     }
 
     /// Validate `instance` against `schema`; the first failure is returned.
-    pub fn validate(&self, schema: &Value, instance: &Value) -> Result<(), String> {
+    pub fn validate(&self, schema: &Value, instance: &Value) -> Result<(), InvalidArgument> {
         self.check(schema, instance, "arguments", 0)
     }
 
-    fn check(&self, schema: &Value, v: &Value, path: &str, depth: usize) -> Result<(), String> {
+    fn check(
+        &self,
+        schema: &Value,
+        v: &Value,
+        path: &str,
+        depth: usize,
+    ) -> Result<(), InvalidArgument> {
         if depth > MAX_DEPTH {
-            return Err(format!("{path} nests deeper than {MAX_DEPTH} levels"));
+            return Err(InvalidArgument::TooDeep { path: path.into() });
         }
         let Some(s) = schema.as_object() else {
             return Ok(());
@@ -106,17 +246,20 @@ impl Validator {
         if let Some(t) = s.get("type").and_then(Value::as_str)
             && !type_matches(t, v)
         {
-            return Err(format!(
-                "{path} must be {} {t}, not {}",
-                article(t),
-                type_name(v)
-            ));
+            return Err(InvalidArgument::WrongType {
+                path: path.into(),
+                expected: t.into(),
+                found: type_name(v),
+            });
         }
         if let Some(Value::Array(options)) = s.get("enum")
             && !options.contains(v)
         {
             let list: Vec<String> = options.iter().map(Value::to_string).collect();
-            return Err(format!("{path} must be one of {}", list.join(", ")));
+            return Err(InvalidArgument::NotOneOf {
+                path: path.into(),
+                options: list.join(", "),
+            });
         }
         match v {
             Value::String(text) => self.check_string(s, text, path)?,
@@ -125,12 +268,18 @@ impl Validator {
                 if let Some(min) = s.get("minItems").and_then(Value::as_u64)
                     && (items.len() as u64) < min
                 {
-                    return Err(format!("{path} must have at least {min} item(s)"));
+                    return Err(InvalidArgument::TooFewItems {
+                        path: path.into(),
+                        min,
+                    });
                 }
                 if let Some(max) = s.get("maxItems").and_then(Value::as_u64)
                     && items.len() as u64 > max
                 {
-                    return Err(format!("{path} must have at most {max} item(s)"));
+                    return Err(InvalidArgument::TooManyItems {
+                        path: path.into(),
+                        max,
+                    });
                 }
                 if let Some(item_schema) = s.get("items") {
                     for (i, item) in items.iter().enumerate() {
@@ -148,10 +297,10 @@ impl Validator {
                         .collect();
                     if !missing.is_empty() {
                         missing.sort_unstable();
-                        return Err(format!(
-                            "{path} is missing required property: {}",
-                            missing.join(", ")
-                        ));
+                        return Err(InvalidArgument::MissingRequired {
+                            path: path.into(),
+                            missing: missing.join(", "),
+                        });
                     }
                 }
                 if s.get("additionalProperties") == Some(&Value::Bool(false)) {
@@ -163,7 +312,10 @@ impl Validator {
                     if !extra.is_empty() {
                         extra.sort_unstable();
                         extra.truncate(5);
-                        return Err(format!("{path} does not accept: {}", extra.join(", ")));
+                        return Err(InvalidArgument::NotAccepted {
+                            path: path.into(),
+                            extra: extra.join(", "),
+                        });
                     }
                 }
                 if let Some(props) = props {
@@ -184,7 +336,7 @@ impl Validator {
         s: &serde_json::Map<String, Value>,
         text: &str,
         path: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), InvalidArgument> {
         let needs_len = s.contains_key("minLength") || s.contains_key("maxLength");
         let len = if needs_len {
             text.chars().count() as u64
@@ -194,19 +346,28 @@ impl Validator {
         if let Some(min) = s.get("minLength").and_then(Value::as_u64)
             && len < min
         {
-            return Err(format!("{path} must be at least {min} character(s)"));
+            return Err(InvalidArgument::TooShort {
+                path: path.into(),
+                min,
+            });
         }
         if let Some(max) = s.get("maxLength").and_then(Value::as_u64)
             && len > max
         {
-            return Err(format!("{path} must be at most {max} characters"));
+            return Err(InvalidArgument::TooLong {
+                path: path.into(),
+                max,
+            });
         }
         if let Some(p) = s.get("pattern").and_then(Value::as_str) {
             // Patterns were compiled in `new`; an unknown one means a schema
             // not given to `new`, which is a programming error: refuse.
             let ok = self.patterns.get(p).is_some_and(|re| re.is_match(text));
             if !ok {
-                return Err(format!("{path} does not match the pattern {p}"));
+                return Err(InvalidArgument::NoMatch {
+                    path: path.into(),
+                    pattern: p.into(),
+                });
             }
         }
         Ok(())
@@ -217,17 +378,23 @@ fn check_number(
     s: &serde_json::Map<String, Value>,
     n: &serde_json::Number,
     path: &str,
-) -> Result<(), String> {
+) -> Result<(), InvalidArgument> {
     let x = n.as_f64().unwrap_or(f64::NAN);
     if let Some(min) = s.get("minimum").and_then(Value::as_f64)
         && (x.is_nan() || x < min)
     {
-        return Err(format!("{path} must be at least {}", fmt_num(min)));
+        return Err(InvalidArgument::BelowMinimum {
+            path: path.into(),
+            min: fmt_num(min),
+        });
     }
     if let Some(max) = s.get("maximum").and_then(Value::as_f64)
         && (x.is_nan() || x > max)
     {
-        return Err(format!("{path} must be at most {}", fmt_num(max)));
+        return Err(InvalidArgument::AboveMaximum {
+            path: path.into(),
+            max: fmt_num(max),
+        });
     }
     Ok(())
 }
@@ -297,7 +464,10 @@ mod tests {
 
     fn check(v: Value) -> Result<(), String> {
         let s = schema();
-        Validator::new([&s]).unwrap().validate(&s, &v)
+        Validator::new([&s])
+            .unwrap()
+            .validate(&s, &v)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -373,7 +543,12 @@ mod tests {
     #[test]
     fn refuses_unknown_keywords_and_deep_instances() {
         let s = json!({"type": "object", "allOf": []});
-        assert!(Validator::new([&s]).unwrap_err().contains("allOf"));
+        assert!(
+            Validator::new([&s])
+                .unwrap_err()
+                .to_string()
+                .contains("allOf")
+        );
         let mut deep = json!(1);
         for _ in 0..50 {
             deep = json!({ "x": deep });

@@ -50,8 +50,8 @@
 //! ([`output`]). SIGTERM/SIGINT stop accepting, let
 //! in-flight requests finish, reap the workers and exit 0.
 
-pub mod auth;
 pub mod body;
+use crate::bearer as auth;
 pub mod oauth;
 pub mod origin;
 pub mod output;

@@ -17,9 +17,108 @@ use tokio_rustls::rustls;
 
 use super::settings::{is_loopback, parse_uri};
 
+/// Why the TLS client cannot be set up (kept with the configuration it
+/// failed to build, so it is the same error on every fetch).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TlsError {
+    /// The system has no root certificates.
+    #[error("no CA certificates found on this system for the JWKS URL")]
+    NoRoots,
+    /// The TLS library refused its own defaults.
+    #[error("TLS set-up: {0}")]
+    Setup(rustls::Error),
+}
+
+/// Why a GET failed; the text names the URL (never the body).
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The TLS client cannot be set up.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The URL cannot be read (the configuration's own wording).
+    #[error("{0}")]
+    Url(String),
+    /// Plain http to a host that is not loopback.
+    #[error("{url}: plain http is allowed only to loopback")]
+    PlainHttp {
+        /// The URL.
+        url: String,
+    },
+    /// No complete answer in time.
+    #[error("{url}: no complete answer within {ms} ms")]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// The time allowed.
+        ms: u128,
+    },
+    /// The TCP connection.
+    #[error("{url}: connect: {source}")]
+    Connect {
+        /// The URL.
+        url: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The host is not a name TLS can check.
+    #[error("{url}: not a valid TLS server name")]
+    ServerName {
+        /// The URL.
+        url: String,
+    },
+    /// The TLS handshake.
+    #[error("{url}: TLS: {source}")]
+    Handshake {
+        /// The URL.
+        url: String,
+        /// What the handshake said.
+        source: std::io::Error,
+    },
+    /// The HTTP exchange.
+    #[error("{url}: {source}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// What the client said.
+        source: hyper::Error,
+    },
+    /// The request could not be built.
+    #[error("{url}: {source}")]
+    Request {
+        /// The URL.
+        url: String,
+        /// What the builder said.
+        source: hyper::http::Error,
+    },
+    /// An answer other than 200.
+    #[error("{url}: answered {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status code.
+        status: u16,
+    },
+    /// A declared length over the bound.
+    #[error("{url}: the answer is larger than {max_bytes} bytes")]
+    TooLarge {
+        /// The URL.
+        url: String,
+        /// The bound.
+        max_bytes: usize,
+    },
+    /// A body over the bound, or one that broke off.
+    #[error("{url}: the answer is larger than {max_bytes} bytes or broken")]
+    TooLargeOrBroken {
+        /// The URL.
+        url: String,
+        /// The bound.
+        max_bytes: usize,
+    },
+}
+
 /// The TLS client configuration, built once.
-fn tls() -> Result<Arc<rustls::ClientConfig>, String> {
-    static TLS: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+fn tls() -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    static TLS: OnceLock<Result<Arc<rustls::ClientConfig>, TlsError>> = OnceLock::new();
     TLS.get_or_init(|| {
         let mut roots = rustls::RootCertStore::empty();
         let found = rustls_native_certs::load_native_certs();
@@ -27,13 +126,13 @@ fn tls() -> Result<Arc<rustls::ClientConfig>, String> {
             let _ = roots.add(cert);
         }
         if roots.is_empty() {
-            return Err("no CA certificates found on this system for the JWKS URL".into());
+            return Err(TlsError::NoRoots);
         }
         let config = rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS set-up: {e}"))?
+        .map_err(TlsError::Setup)?
         .with_root_certificates(roots)
         .with_no_client_auth();
         Ok(Arc::new(config))
@@ -46,24 +145,29 @@ fn tls() -> Result<Arc<rustls::ClientConfig>, String> {
 /// # Errors
 ///
 /// A message saying what failed (never the body).
-pub async fn get(url: &str, max_bytes: usize, timeout: Duration) -> Result<Vec<u8>, String> {
+pub async fn get(url: &str, max_bytes: usize, timeout: Duration) -> Result<Vec<u8>, FetchError> {
     match tokio::time::timeout(timeout, get_unbounded_in_time(url, max_bytes)).await {
         Ok(r) => r,
-        Err(_) => Err(format!(
-            "{url}: no complete answer within {} ms",
-            timeout.as_millis()
-        )),
+        Err(_) => Err(FetchError::Timeout {
+            url: url.to_owned(),
+            ms: timeout.as_millis(),
+        }),
     }
 }
 
-async fn get_unbounded_in_time(url: &str, max_bytes: usize) -> Result<Vec<u8>, String> {
-    let parsed = parse_uri("jwks_url", url).map_err(|e| e.to_string())?;
+async fn get_unbounded_in_time(url: &str, max_bytes: usize) -> Result<Vec<u8>, FetchError> {
+    let parsed = parse_uri("jwks_url", url).map_err(|e| FetchError::Url(e.to_string()))?;
     if !parsed.https && !is_loopback(&parsed.host) {
-        return Err(format!("{url}: plain http is allowed only to loopback"));
+        return Err(FetchError::PlainHttp {
+            url: url.to_owned(),
+        });
     }
     let tcp = TcpStream::connect((parsed.host.as_str(), parsed.port))
         .await
-        .map_err(|e| format!("{url}: connect: {e}"))?;
+        .map_err(|source| FetchError::Connect {
+            url: url.to_owned(),
+            source,
+        })?;
     let _ = tcp.set_nodelay(true);
     let authority = if (parsed.https && parsed.port == 443) || (!parsed.https && parsed.port == 80)
     {
@@ -74,12 +178,18 @@ async fn get_unbounded_in_time(url: &str, max_bytes: usize) -> Result<Vec<u8>, S
         format!("{}:{}", parsed.host, parsed.port)
     };
     if parsed.https {
-        let name = rustls::pki_types::ServerName::try_from(parsed.host.clone())
-            .map_err(|_| format!("{url}: not a valid TLS server name"))?;
+        let name = rustls::pki_types::ServerName::try_from(parsed.host.clone()).map_err(|_| {
+            FetchError::ServerName {
+                url: url.to_owned(),
+            }
+        })?;
         let tls = tokio_rustls::TlsConnector::from(tls()?)
             .connect(name, tcp)
             .await
-            .map_err(|e| format!("{url}: TLS: {e}"))?;
+            .map_err(|source| FetchError::Handshake {
+                url: url.to_owned(),
+                source,
+            })?;
         exchange(tls, url, &authority, &parsed.path_and_query, max_bytes).await
     } else {
         exchange(tcp, url, &authority, &parsed.path_and_query, max_bytes).await
@@ -92,7 +202,7 @@ async fn exchange<S>(
     authority: &str,
     path: &str,
     max_bytes: usize,
-) -> Result<Vec<u8>, String>
+) -> Result<Vec<u8>, FetchError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -100,7 +210,10 @@ where
         .max_buf_size(64 * 1024)
         .handshake::<_, Empty<Bytes>>(TokioIo::new(io))
         .await
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|source| FetchError::Http {
+            url: url.to_owned(),
+            source,
+        })?;
     let driver = tokio::spawn(async move {
         let _ = conn.await;
     });
@@ -112,14 +225,23 @@ where
             concat!("moat/", env!("CARGO_PKG_VERSION")),
         )
         .body(Empty::new())
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|source| FetchError::Request {
+            url: url.to_owned(),
+            source,
+        })?;
     let result = async {
         let response = sender
             .send_request(request)
             .await
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|source| FetchError::Http {
+                url: url.to_owned(),
+                source,
+            })?;
         if response.status() != StatusCode::OK {
-            return Err(format!("{url}: answered {}", response.status().as_u16()));
+            return Err(FetchError::Status {
+                url: url.to_owned(),
+                status: response.status().as_u16(),
+            });
         }
         let declared = response
             .headers()
@@ -127,14 +249,18 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|n| n > max_bytes as u64) {
-            return Err(format!(
-                "{url}: the answer is larger than {max_bytes} bytes"
-            ));
+            return Err(FetchError::TooLarge {
+                url: url.to_owned(),
+                max_bytes,
+            });
         }
         let body = Limited::new(response.into_body(), max_bytes)
             .collect()
             .await
-            .map_err(|_| format!("{url}: the answer is larger than {max_bytes} bytes or broken"))?;
+            .map_err(|_| FetchError::TooLargeOrBroken {
+                url: url.to_owned(),
+                max_bytes,
+            })?;
         Ok(body.to_bytes().to_vec())
     }
     .await;

@@ -18,7 +18,7 @@
 //! a token's algorithm is taken from the key, never from the token.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -106,21 +106,55 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
     }
 }
 
+/// Why a key set cannot be had; a file's error names the file, a URL's
+/// the URL.
+#[derive(Debug, thiserror::Error)]
+pub enum JwksError {
+    /// The document is over [`MAX_JWKS_BYTES`].
+    #[error("the JWKS is larger than {MAX_JWKS_BYTES} bytes")]
+    TooLarge,
+    /// The document is not JSON.
+    #[error("the JWKS is not JSON")]
+    NotJson,
+    /// The document has no `keys` list.
+    #[error("the JWKS has no \"keys\" list")]
+    NoKeys,
+    /// None of the keys is one a token may be signed with.
+    #[error("the JWKS holds no usable key (RSA, P-256 or Ed25519 for signatures)")]
+    NoUsableKey,
+    /// The file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The configured file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is over [`MAX_JWKS_BYTES`].
+    #[error("{}: the JWKS is larger than {MAX_JWKS_BYTES} bytes", path.display())]
+    FileTooLarge {
+        /// The configured file.
+        path: PathBuf,
+    },
+    /// The URL cannot be fetched.
+    #[error(transparent)]
+    Fetch(#[from] fetch::FetchError),
+}
+
 /// Parse a JWKS document, keeping the usable keys (others are skipped).
 ///
 /// # Errors
 ///
 /// The document is not a JSON object with a `keys` list.
-pub fn parse(bytes: &[u8]) -> Result<KeySet, String> {
+pub fn parse(bytes: &[u8]) -> Result<KeySet, JwksError> {
     if bytes.len() > MAX_JWKS_BYTES {
-        return Err(format!("the JWKS is larger than {MAX_JWKS_BYTES} bytes"));
+        return Err(JwksError::TooLarge);
     }
-    let doc: Value =
-        serde_json::from_slice(bytes).map_err(|_| "the JWKS is not JSON".to_owned())?;
+    let doc: Value = serde_json::from_slice(bytes).map_err(|_| JwksError::NotJson)?;
     let keys = doc
         .get("keys")
         .and_then(Value::as_array)
-        .ok_or_else(|| "the JWKS has no \"keys\" list".to_owned())?;
+        .ok_or(JwksError::NoKeys)?;
     let mut set = KeySet::default();
     for k in keys {
         if set.len() >= MAX_KEYS {
@@ -153,30 +187,33 @@ pub fn parse(bytes: &[u8]) -> Result<KeySet, String> {
 ///
 /// The file cannot be read, the URL cannot be fetched, or the document
 /// holds no usable key.
-pub async fn load(source: &KeySource) -> Result<KeySet, String> {
+pub async fn load(source: &KeySource) -> Result<KeySet, JwksError> {
     let bytes = match source {
         KeySource::Path(p) => read_file(p)?,
         KeySource::Url(u) => fetch::get(u, MAX_JWKS_BYTES, FETCH_TIMEOUT).await?,
     };
     let set = parse(&bytes)?;
     if set.is_empty() {
-        return Err("the JWKS holds no usable key (RSA, P-256 or Ed25519 for signatures)".into());
+        return Err(JwksError::NoUsableKey);
     }
     Ok(set)
 }
 
-fn read_file(p: &Path) -> Result<Vec<u8>, String> {
+fn read_file(p: &Path) -> Result<Vec<u8>, JwksError> {
     use std::io::Read as _;
-    let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let read_error = |source| JwksError::Read {
+        path: p.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(p).map_err(read_error)?;
     let mut bytes = Vec::new();
     f.take(MAX_JWKS_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", p.display()))?;
+        .map_err(read_error)?;
     if bytes.len() > MAX_JWKS_BYTES {
-        return Err(format!(
-            "{}: the JWKS is larger than {MAX_JWKS_BYTES} bytes",
-            p.display()
-        ));
+        return Err(JwksError::FileTooLarge {
+            path: p.to_path_buf(),
+        });
     }
     Ok(bytes)
 }

@@ -141,8 +141,22 @@ impl std::fmt::Debug for Validator {
     }
 }
 
-fn header_value(s: &str) -> Result<HeaderValue, String> {
-    HeaderValue::from_str(s).map_err(|_| "http.oauth: a URL is not a valid header value".into())
+/// Why the OAuth checker cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum OauthError {
+    /// The keys cannot be loaded or hold no usable key.
+    #[error(transparent)]
+    Keys(#[from] jwks::JwksError),
+    /// A configured URL cannot be put in a `WWW-Authenticate` header.
+    #[error("http.oauth: a URL is not a valid header value")]
+    HeaderValue,
+    /// `doctor`'s runtime to load the keys in.
+    #[error("{0}")]
+    Runtime(std::io::Error),
+}
+
+fn header_value(s: &str) -> Result<HeaderValue, OauthError> {
+    HeaderValue::from_str(s).map_err(|_| OauthError::HeaderValue)
 }
 
 impl Validator {
@@ -152,12 +166,12 @@ impl Validator {
     /// # Errors
     ///
     /// The keys cannot be loaded or hold no usable key.
-    pub async fn load(config: &OauthConfig) -> Result<Validator, String> {
+    pub async fn load(config: &OauthConfig) -> Result<Validator, OauthError> {
         let initial = jwks::load(&config.keys).await?;
         Self::with_keys(config, initial)
     }
 
-    fn with_keys(config: &OauthConfig, initial: jwks::KeySet) -> Result<Validator, String> {
+    fn with_keys(config: &OauthConfig, initial: jwks::KeySet) -> Result<Validator, OauthError> {
         let meta = &config.resource_metadata_url;
         let keys = jwks::Keys::new(
             config.keys.clone(),
@@ -339,11 +353,11 @@ impl Validator {
 /// # Errors
 ///
 /// Why the keys cannot be loaded.
-pub fn probe_keys(config: &OauthConfig) -> Result<String, String> {
+pub fn probe_keys(config: &OauthConfig) -> Result<String, OauthError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(OauthError::Runtime)?;
     let set = rt.block_on(jwks::load(&config.keys))?;
     let from = match &config.keys {
         settings::KeySource::Path(p) => p.display().to_string(),

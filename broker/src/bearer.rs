@@ -1,4 +1,5 @@
-//! Bearer-token check, in constant time.
+//! Bearer-token check, in constant time, shared by the two listeners that
+//! take a static token: the HTTP transport and the metrics listener.
 //!
 //! Both the presented and the configured token are copied into fixed-size
 //! buffers (the token is at most 512 characters, a configuration bound) and
