@@ -36,7 +36,7 @@ fn input() -> Value {
         "path": path_schema("Directory at the top of the tree. Default: the root."),
         "depth": {"type": "integer", "minimum": 1, "maximum": limits::MAX_TREE_DEPTH, "description": "Levels to show below path (1 = its immediate contents). Default 3."},
         "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_DIRECTORY_ENTRIES_MAX, "description": "Most entries in the tree (capped by the server). Default: the server's cap."},
-        "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."}
+        "include_hidden": {"type": "boolean", "description": "Include names starting with '.' (.github is always included). Default false."}
     })
 }
 

@@ -32,7 +32,7 @@ pub(super) const SPEC: Spec = Spec {
 fn input() -> Value {
     json!({
         "path": path_schema("Directory, relative to the workspace root. Default: the root."),
-        "include_hidden": {"type": "boolean", "description": "Include names starting with '.'. Default false."},
+        "include_hidden": {"type": "boolean", "description": "Include names starting with '.' (.github is always included). Default false."},
         "cursor": cursor_schema()
     })
 }
