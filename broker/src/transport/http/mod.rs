@@ -678,16 +678,23 @@ async fn call_streamed(
     let id = msg.id.as_ref().map_or(Value::Null, jsonrpc::Id::to_value);
     let server = Arc::clone(&st.server);
     let subject = subject.map(str::to_owned);
-    let mut call = body::Call::spawn(crate::mcp::NOTIFY.scope(tx, async move {
-        let _permit = permit;
-        let session = Session::default();
-        let transport = TransportInfo {
-            protocol_header: protocol_header.as_deref(),
-            http: true,
-            subject: subject.as_deref(),
-        };
-        server.handle(msg, &session, transport).await
-    }));
+    let mut call = body::Call::spawn(
+        crate::mcp::NOTIFY.scope(
+            tx,
+            async move {
+                let _permit = permit;
+                let session = Session::default();
+                let transport = TransportInfo {
+                    protocol_header: protocol_header.as_deref(),
+                    http: true,
+                    subject: subject.as_deref(),
+                };
+                server.handle(msg, &session, transport).await
+            }
+            // The call's logs and audit event belong to this request's span.
+            .instrument(tracing::Span::current()),
+        ),
+    );
     let first = tokio::select! {
         biased;
         reply = &mut call => First::Answer(reply),
