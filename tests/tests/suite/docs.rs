@@ -618,7 +618,12 @@ fn every_marked_example_is_what_the_binary_prints() {
             "output" => failures.extend(check_transcript(&world, b)),
             "http" => {
                 let s = server.get_or_insert_with(|| {
-                    HttpMoat::start(&world.fx.root, &Options::new(Mode::Confined))
+                    let s = HttpMoat::start(&world.fx.root, &Options::new(Mode::Confined));
+                    // `/readyz` reports the sandbox as the first confined
+                    // worker reported it: wait for that worker, as the
+                    // documented answer is that of a server that has one.
+                    let _ready = s.wait_events("worker.ready", 1);
+                    s
                 });
                 failures.extend(check_http(s, b));
             }
