@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::keys::did_you_mean;
-use crate::transport::http::oauth::settings::OauthError;
+use crate::config::oauth::OauthError;
 
 /// A configuration error (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -233,4 +232,20 @@ pub enum KeyError {
         /// The value given.
         value: Value,
     },
+}
+
+/// `; did you mean `A`?` (or `A` or `B`), or nothing.
+fn did_you_mean(candidates: &[String]) -> String {
+    match candidates {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        many => format!(
+            "; did you mean {}?",
+            many.iter()
+                .take(3)
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
 }

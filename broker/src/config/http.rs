@@ -1,13 +1,13 @@
 //! `[http]`: the Streamable HTTP transport, and how its callers are
-//! authenticated (`[http.oauth]` is read by the OAuth module's settings).
+//! authenticated (`[http.oauth]` is read in `oauth.rs`).
 
 use serde::Deserialize;
 
 use moat_protocol::limits;
 
 use super::error::ConfigError;
+use super::oauth as settings;
 use super::values::{as_usize, bounded, choice, length};
-use crate::transport::http::oauth::settings;
 
 /// `[http]`.
 ///

@@ -42,22 +42,6 @@ pub(super) fn closest<'k>(wrong: &str, known: &[&'k str]) -> Vec<&'k str> {
         .collect()
 }
 
-/// `; did you mean `A`?` (or `A` or `B`), or nothing.
-pub(super) fn did_you_mean(candidates: &[String]) -> String {
-    match candidates {
-        [] => String::new(),
-        [one] => format!("; did you mean `{one}`?"),
-        many => format!(
-            "; did you mean {}?",
-            many.iter()
-                .take(3)
-                .map(|c| format!("`{c}`"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        ),
-    }
-}
-
 /// The fields called `name`, or whose name ends in `_<name>`
 /// (`token` → `bearer_token`), or which are a near spelling of it, as
 /// `(section, field)`.

@@ -14,7 +14,7 @@
 //! layers are read in `layers.rs` (file, then environment, type-checked) with
 //! the key registry of `fields.rs` and the unknown-key checks of `keys.rs`;
 //! each section is validated in its own file (`server.rs`, `sandbox.rs`,
-//! `security.rs`, `http.rs`, `observability.rs`) with the helpers of
+//! `security.rs`, `http.rs` with `oauth.rs`, `observability.rs`) with the helpers of
 //! `values.rs` and the bounds of `moat_protocol::limits::BOUNDS`; the
 //! production invariants are `production.rs`; every error is `error.rs`.
 
@@ -23,6 +23,7 @@ mod fields;
 mod http;
 mod keys;
 mod layers;
+pub(crate) mod oauth;
 mod observability;
 mod production;
 mod sandbox;

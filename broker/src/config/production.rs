@@ -32,7 +32,7 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
     if transport == Transport::Http
         && let Some(o) = &c.http.oauth
     {
-        v.extend(crate::transport::http::oauth::settings::production_violations(o));
+        v.extend(crate::config::oauth::production_violations(o));
     }
     if transport == Transport::Http && c.http.auth == HttpAuth::Bearer {
         if is_placeholder_token(&c.http.bearer_token) {

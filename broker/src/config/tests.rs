@@ -744,7 +744,7 @@ fn doc_default(cell: &str, unit: limits::Unit) -> Option<u64> {
 /// compared.
 #[test]
 fn the_documented_bounds_are_the_limits_table() {
-    use crate::transport::http::oauth::settings::{MAX_ISSUERS, MAX_SCOPE_CHARS, MAX_URI_CHARS};
+    use crate::config::oauth::{MAX_ISSUERS, MAX_SCOPE_CHARS, MAX_URI_CHARS};
 
     let doc = include_str!("../../../docs/configuration.md");
     let rows = doc_rows(doc);

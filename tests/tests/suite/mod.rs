@@ -42,6 +42,7 @@ mod scanning; // INJ01-INJ10 end to end: line, excerpt, weights, noisy-OR, redac
 mod search; // search_code: matches and filters, order, .gitignore, special files, escapes, limits
 mod special_files; // FIFOs, sockets, devices refused without blocking; counted in listings
 mod stdout; // stdout carries only JSON-RPC lines; framing, pipelining, notifications
+mod structure; // the code's shape: no sibling import cycles, files of at most 800 lines, unsafe only in the sandbox crate, no outside references, each tool's two files
 mod supervision; // crashed or hung workers: tool error, respawn, deadline, no zombies
 mod symbols; // find_symbol: parsed and pattern definitions, kinds, paths
 mod symlinks; // escaping and inside links, intermediate links, late links, swap races

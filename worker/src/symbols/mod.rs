@@ -66,14 +66,8 @@
 //! interrupts a parse; the number of definitions kept per file is capped.
 //! The pattern method uses the linear-time `regex` crate.
 
-mod cfamily;
-mod ecmascript;
-mod go;
-mod java;
 mod language;
 mod pattern;
-mod python;
-mod rust;
 #[cfg(test)]
 mod testutil;
 mod treesitter;

@@ -28,8 +28,6 @@ use std::sync::LazyLock;
 use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
 
-use super::gate::{Follow, StartGroup};
-
 // Patterns run on lower-cased NFKC text. `{B}` is an ASCII word boundary, `{S}`
 // Python's `\s` (Rust's `\s` plus U+001C..U+001F) and `{HS}` the same without
 // `\n` (`[^\S\n]`).
@@ -84,6 +82,30 @@ pub(super) fn compile(pattern: &str) -> Regex {
 /// Index of each classic part in [`PART_STARTS`] (a part is one regex a
 /// [`Matcher`] confirms at gate hits).
 pub(super) const PARTS: usize = 13;
+
+/// What must follow a classic start literal for its pattern to match there.
+/// A superset of what the pattern allows: the pattern decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Follow {
+    /// Anything, the end of the text included.
+    Any,
+    /// No ASCII letter, digit or `_` (an ASCII word boundary).
+    NonWord,
+    /// The first byte of a whitespace character (Unicode `White_Space` or
+    /// U+001C..U+001F).
+    Space,
+    /// As [`Follow::Space`] but not `\n`, or `:` or `,`.
+    LineSpaceOrPunct,
+}
+
+/// One group of start literals of a classic part.
+pub(super) struct StartGroup {
+    pub(super) literals: &'static [&'static str],
+    /// The match needs an ASCII word boundary before the literal (its first
+    /// character is a word character).
+    pub(super) word_before: bool,
+    pub(super) follow: Follow,
+}
 
 const fn group(literals: &'static [&'static str], word_before: bool, follow: Follow) -> StartGroup {
     StartGroup {

@@ -18,33 +18,9 @@ use aho_corasick::automaton::StateID;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};
 
-use super::classic::{PART_STARTS, PARTS};
+use super::classic::{Follow, PART_STARTS, PARTS};
 use super::families::{FAMILY_SET, ROLE_ANCHORS};
 use super::line_bounds;
-
-/// What must follow a classic start literal for its pattern to match there.
-/// A superset of what the pattern allows: the pattern decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Follow {
-    /// Anything, the end of the text included.
-    Any,
-    /// No ASCII letter, digit or `_` (an ASCII word boundary).
-    NonWord,
-    /// The first byte of a whitespace character (Unicode `White_Space` or
-    /// U+001C..U+001F).
-    Space,
-    /// As [`Follow::Space`] but not `\n`, or `:` or `,`.
-    LineSpaceOrPunct,
-}
-
-/// One group of start literals of a classic part.
-pub(super) struct StartGroup {
-    pub(super) literals: &'static [&'static str],
-    /// The match needs an ASCII word boundary before the literal (its first
-    /// character is a word character).
-    pub(super) word_before: bool,
-    pub(super) follow: Follow,
-}
 
 /// What one literal of the automaton is for.
 #[derive(Debug, Clone, Default)]

@@ -725,7 +725,7 @@ mod properties {
     fn naive_gate(text: &str) -> super::gate::Hits {
         use super::classic::PART_STARTS;
         use super::families::ROLE_ANCHORS;
-        use super::gate::Follow;
+        use super::classic::Follow;
         let bytes = text.as_bytes();
         let occurrences = |literal: &str| -> Vec<usize> {
             (0..bytes.len())

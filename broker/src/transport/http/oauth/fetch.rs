@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::rustls;
 
-use super::settings::{is_loopback, parse_uri};
+use crate::config::oauth::{is_loopback, parse_uri};
 
 /// Why the TLS client cannot be set up (kept with the configuration it
 /// failed to build, so it is the same error on every fetch).

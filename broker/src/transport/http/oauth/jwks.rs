@@ -28,7 +28,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 
 use super::fetch;
-use super::settings::KeySource;
+use crate::config::oauth::KeySource;
 
 /// Largest JWKS document read, from a file or a URL.
 pub const MAX_JWKS_BYTES: usize = 256 * 1024;

@@ -40,7 +40,6 @@
 
 pub mod fetch;
 pub mod jwks;
-pub mod settings;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -54,6 +53,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
+use crate::config::oauth as settings;
 use settings::OauthConfig;
 
 /// Longest token accepted, in bytes; a longer one is refused unparsed.

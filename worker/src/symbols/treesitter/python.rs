@@ -19,8 +19,8 @@ use moat_protocol::limits::SIGNATURE_CHARS;
 use moat_protocol::request::SymbolKind;
 use tree_sitter::Node;
 
-use super::collapse_whitespace;
-use super::treesitter::{Cx, ScopeKind, Step, named_children};
+use super::{Cx, ScopeKind, Step, named_children};
+use crate::symbols::collapse_whitespace;
 
 /// The Python rule; see the module docs.
 pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
@@ -134,8 +134,8 @@ fn first_identifier(node: Node<'_>) -> Option<Node<'_>> {
 mod tests {
     use moat_protocol::response::{Definition, SymbolMethod};
 
-    use super::super::{FileDefinitions, Language, Query, find_in_source};
     use super::*;
+    use crate::symbols::{FileDefinitions, Language, Query, find_in_source};
 
     const SNIPPET: &str = r#""""Jobs."""
 from typing import TypeAlias

@@ -1,6 +1,7 @@
 //! The parsed method: tree-sitter parsing, one walk of the tree, and the
-//! shared machinery the per-language rules (`python.rs`, `rust.rs`, `go.rs`,
-//! `ecmascript.rs`, `java.rs`, `cfamily.rs`) are written against.
+//! shared machinery the per-language rules (this folder's `python.rs`,
+//! `rust.rs`, `go.rs`, `ecmascript.rs`, `java.rs`, `cfamily.rs`) are written
+//! against; they use it, and this file dispatches to them by grammar.
 //!
 //! # Flow
 //!
@@ -28,6 +29,13 @@ use moat_protocol::limits::SIGNATURE_CHARS;
 use moat_protocol::request::SymbolKind;
 use moat_protocol::response::{Definition, SymbolMethod};
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+
+mod cfamily;
+mod ecmascript;
+mod go;
+mod java;
+mod python;
+mod rust;
 
 use super::{CompiledQuery, KindCounts, Language, MAX_SCOPE_DEPTH, cut_signature};
 
@@ -73,12 +81,12 @@ impl Grammar {
 
     fn visit(self) -> Visit {
         match self {
-            Grammar::Python => super::python::visit,
-            Grammar::Rust => super::rust::visit,
-            Grammar::Go => super::go::visit,
-            Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => super::ecmascript::visit,
-            Grammar::Java => super::java::visit,
-            Grammar::C | Grammar::Cpp => super::cfamily::visit,
+            Grammar::Python => python::visit,
+            Grammar::Rust => rust::visit,
+            Grammar::Go => go::visit,
+            Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => ecmascript::visit,
+            Grammar::Java => java::visit,
+            Grammar::C | Grammar::Cpp => cfamily::visit,
         }
     }
 

@@ -23,7 +23,7 @@
 use moat_protocol::request::SymbolKind;
 use tree_sitter::Node;
 
-use super::treesitter::{Cx, ScopeKind, Step, has_child_kind, named_children};
+use super::{Cx, ScopeKind, Step, has_child_kind, named_children};
 
 /// The JavaScript/TypeScript rule; see the module docs.
 pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
@@ -264,8 +264,8 @@ fn bindings(node: Node<'_>, cx: &mut Cx<'_>) {
 #[cfg(test)]
 mod tests {
 
-    use super::super::Language;
     use super::*;
+    use crate::symbols::Language;
 
     const JAVASCRIPT: &str = r#"// Widgets.
 import { render } from "./dom.js";

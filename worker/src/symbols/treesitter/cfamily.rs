@@ -21,8 +21,8 @@
 use moat_protocol::request::SymbolKind;
 use tree_sitter::Node;
 
-use super::collapse_whitespace;
-use super::treesitter::{Cx, ScopeKind, Step, field_children, named_children};
+use super::{Cx, ScopeKind, Step, field_children, named_children};
+use crate::symbols::collapse_whitespace;
 
 /// The C/C++ rule; see the module docs.
 pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
@@ -275,8 +275,8 @@ fn scope_name(cx: &Cx<'_>, node: Node<'_>) -> String {
 #[cfg(test)]
 mod tests {
 
-    use super::super::Language;
     use super::*;
+    use crate::symbols::Language;
 
     const CPP: &str = r#"#include <string>
 #define ENGINE_VERSION 3

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use moat_protocol::limits;
 
-use crate::config::{OutOfBounds, bounded};
+use super::{OutOfBounds, bounded};
 
 /// The default scope a token must carry.
 pub const DEFAULT_SCOPE: &str = "moat:read";
@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn the_kubernetes_oauth_example_is_complete_ships_no_secret_and_passes_production() {
-        let k8s = include_str!("../../../../../docs/deploy/kubernetes-oauth.yaml");
+        let k8s = include_str!("../../../docs/deploy/kubernetes-oauth.yaml");
         let objects: Vec<&str> = k8s.split("\n---\n").collect();
         for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
             let claim = line.trim().trim_start_matches("claimName:").trim();

@@ -16,7 +16,7 @@
 use moat_protocol::request::SymbolKind;
 use tree_sitter::Node;
 
-use super::treesitter::{Cx, ScopeKind, Step, field_children, has_child_kind, named_children};
+use super::{Cx, ScopeKind, Step, field_children, has_child_kind, named_children};
 
 /// The Java rule; see the module docs.
 pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
@@ -92,8 +92,8 @@ fn statics(node: Node<'_>, cx: &mut Cx<'_>) {
 #[cfg(test)]
 mod tests {
 
-    use super::super::Language;
     use super::*;
+    use crate::symbols::Language;
 
     const SNIPPET: &str = r#"package com.example.engine;
 

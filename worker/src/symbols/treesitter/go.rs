@@ -14,7 +14,7 @@
 use moat_protocol::request::SymbolKind;
 use tree_sitter::Node;
 
-use super::treesitter::{Cx, ScopeKind, Step, field_children};
+use super::{Cx, ScopeKind, Step, field_children};
 
 /// The Go rule; see the module docs.
 pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
@@ -162,8 +162,8 @@ fn receiver_type<'a>(cx: &Cx<'a>, receiver: Node<'_>) -> &'a str {
 #[cfg(test)]
 mod tests {
 
-    use super::super::Language;
     use super::*;
+    use crate::symbols::Language;
 
     const SNIPPET: &str = r#"// Package engine runs things.
 package engine

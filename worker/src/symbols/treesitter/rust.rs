@@ -16,8 +16,8 @@
 use moat_protocol::request::SymbolKind;
 use tree_sitter::Node;
 
-use super::collapse_whitespace;
-use super::treesitter::{Cx, ScopeKind, Step};
+use super::{Cx, ScopeKind, Step};
+use crate::symbols::collapse_whitespace;
 
 /// The Rust rule; see the module docs.
 pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
@@ -144,8 +144,8 @@ fn type_base_name(cx: &Cx<'_>, node: Node<'_>) -> String {
 mod tests {
     use moat_protocol::response::SymbolMethod;
 
-    use super::super::{Language, Query, find_in_source};
     use super::*;
+    use crate::symbols::{Language, Query, find_in_source};
 
     const SNIPPET: &str = r#"//! Engines.
 use std::fmt;
