@@ -4,8 +4,13 @@
 //! of work and return what they have, marked `timed_out`. This is the polite
 //! half; the broker's kill of the whole worker at the same deadline (plus a
 //! small grace) is the backstop that needs no cooperation.
+//!
+//! In the in-process mode there is no worker to kill, so a request can also
+//! be cancelled ([`Deadline::with_cancel`]): from then on the deadline counts
+//! as passed, and the work stops at its next check as it would at its end.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::progress::Progress;
@@ -18,6 +23,8 @@ pub struct Deadline {
     end: Instant,
     budget: Duration,
     progress: Option<Arc<Progress>>,
+    /// Set when the request is cancelled.
+    cancelled: Option<Arc<AtomicBool>>,
 }
 
 impl Deadline {
@@ -29,6 +36,7 @@ impl Deadline {
             end: now.checked_add(budget).unwrap_or(now),
             budget,
             progress: None,
+            cancelled: None,
         }
     }
 
@@ -36,6 +44,13 @@ impl Deadline {
     #[must_use]
     pub fn with_progress(mut self, progress: Option<Progress>) -> Deadline {
         self.progress = progress.map(Arc::new);
+        self
+    }
+
+    /// This deadline, also passed as soon as `cancelled` is set.
+    #[must_use]
+    pub fn with_cancel(mut self, cancelled: Arc<AtomicBool>) -> Deadline {
+        self.cancelled = Some(cancelled);
         self
     }
 
@@ -48,6 +63,7 @@ impl Deadline {
             part.end = self.end;
         }
         part.progress.clone_from(&self.progress);
+        part.cancelled.clone_from(&self.cancelled);
         part
     }
 
@@ -59,10 +75,16 @@ impl Deadline {
         }
     }
 
-    /// Whether the deadline has passed.
+    /// Whether the deadline has passed (or the request was cancelled).
     #[must_use]
     pub fn expired(&self) -> bool {
-        Instant::now() >= self.end
+        self.is_cancelled() || Instant::now() >= self.end
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     /// The budget in milliseconds, for `timed_out` answers.
@@ -71,9 +93,12 @@ impl Deadline {
         u64::try_from(self.budget.as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Time left (zero once expired).
+    /// Time left (zero once expired or cancelled).
     #[must_use]
     pub fn remaining(&self) -> Duration {
+        if self.is_cancelled() {
+            return Duration::ZERO;
+        }
         self.end.saturating_duration_since(Instant::now())
     }
 
@@ -100,5 +125,16 @@ mod tests {
         let d = Deadline::after(Duration::from_secs(10));
         assert!(!d.expired());
         assert!(d.remaining() > Duration::from_secs(9));
+    }
+
+    #[test]
+    fn a_cancelled_deadline_has_passed_for_every_part_of_the_request() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let d = Deadline::after(Duration::from_secs(10)).with_cancel(Arc::clone(&flag));
+        let part = d.within(Duration::from_secs(5));
+        assert!(!d.expired() && !part.expired());
+        flag.store(true, Ordering::Relaxed);
+        assert!(d.expired() && part.expired());
+        assert_eq!(part.remaining(), Duration::ZERO);
     }
 }

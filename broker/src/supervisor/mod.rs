@@ -26,12 +26,14 @@ mod pool;
 pub use pool::{Pool, PoolConfig};
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use moat_protocol::limits::KILL_GRACE_MS;
 use moat_protocol::request::Request;
 use moat_protocol::response::{Response, SandboxReport, ToolOutput};
 use moat_protocol::wire_error::WireError;
+use moat_worker::deadline::Deadline;
 use moat_worker::workspace::Workspace;
 
 use crate::error::ToolFailure;
@@ -67,6 +69,15 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Cancels an in-process request when dropped (a finished one ignores it).
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 impl Executor {
     /// Run one request within `budget`.
     pub async fn run(
@@ -96,8 +107,16 @@ impl Executor {
                 let progress = progress.map(|report| {
                     moat_worker::progress::Progress::new(Box::new(move |files| report(files)))
                 });
+                // No process to kill here: a dropped call (cancelled, or
+                // its HTTP client gone) sets the flag, and the work stops at
+                // its next deadline check.
+                let cancelled = Arc::new(AtomicBool::new(false));
+                let _cancel = CancelOnDrop(Arc::clone(&cancelled));
+                let deadline = Deadline::after(budget)
+                    .with_progress(progress)
+                    .with_cancel(cancelled);
                 let task = tokio::task::spawn_blocking(move || {
-                    moat_worker::tools::handle(&ws, &request, budget, progress)
+                    moat_worker::tools::handle_until(&ws, &request, &deadline)
                 });
                 let grace = Duration::from_millis(KILL_GRACE_MS);
                 match tokio::time::timeout(budget + grace, task).await {

@@ -2,7 +2,8 @@
 //! kills the worker running it (proven by its pid), sends no answer for that
 //! id, frees the slot and replaces the worker; a call cancelled while it
 //! waits for a worker never runs; a cancel for an unknown or finished id
-//! changes nothing.
+//! changes nothing. In the in-process mode, with no worker to kill, the
+//! cancelled call's work stops at its next deadline check.
 
 use std::time::{Duration, Instant};
 
@@ -145,24 +146,65 @@ fn a_cancel_for_an_unknown_or_finished_id_changes_nothing() {
     }
 }
 
+/// CPU time the process `pid` has used (every thread), in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name in parentheses: state is field 3, utime 14,
+    // stime 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    #[allow(unsafe_code)]
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    ticks as f64 / hz as f64
+}
+
 #[test]
-fn in_process_a_cancelled_call_is_not_answered() {
-    // No worker to kill: the call stops being waited for, and its answer,
-    // if the work finishes, is not sent.
-    let fx = Fixture::new();
+fn in_process_a_cancelled_call_is_not_answered_and_its_work_stops() {
+    // No worker to kill: the call stops being waited for, its answer is
+    // never sent, and its work stops at its next deadline check.
+    let fx = fixture();
     let body: String = (0..200_000).map(|i| format!("line {i} needle\n")).collect();
     for i in 0..20 {
         fx.file(&format!("big{i}.txt"), &body);
     }
-    let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
-    let mut params = json!({"name": "search_code", "arguments": {"pattern": "needle.*needle|x{0,50}y", "regex": true}});
-    params["_meta"] = Moat::modern_meta();
-    m.send(&json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": params}));
-    cancel(&mut m, json!(50));
-    only_the_ping_answers(&mut m, 51);
-    // Whatever the search did meanwhile, no answer for 50 ever comes.
-    let late = m.recv_within(Duration::from_secs(3));
+    let mut m = Moat::connect(
+        &fx.root,
+        &Options::new(Mode::InProcess).env("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "120"),
+        Era::Modern,
+    );
+    // Six searches of about a second of CPU each, queued at once: together
+    // several seconds of work for the machine's cores.
+    let ids: Vec<i64> = (50..56).collect();
+    let before = cpu_seconds(m.pid());
+    for id in &ids {
+        let mut params = json!({"name": "search_code", "arguments": {"pattern": format!("needle.*needle{id}|x{{0,50}}y"), "regex": true}});
+        params["_meta"] = Moat::modern_meta();
+        m.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
+    }
+    // They are running once the server burns CPU.
+    assert!(
+        eventually(Duration::from_secs(20), || cpu_seconds(m.pid()) - before
+            > 0.3),
+        "the searches never started"
+    );
+    for id in &ids {
+        cancel(&mut m, json!(id));
+    }
+    only_the_ping_answers(&mut m, 60);
+    std::thread::sleep(Duration::from_millis(300));
+    let start = cpu_seconds(m.pid());
+    std::thread::sleep(Duration::from_millis(1500));
+    let spent = cpu_seconds(m.pid()) - start;
+    assert!(
+        spent < 0.3,
+        "{spent:.2} s of CPU in the 1.5 s after the cancels: the cancelled searches ran on"
+    );
+    // No answer for any of them ever comes, and the server still works.
+    let late = m.recv_within(Duration::from_secs(1));
     assert!(late.is_none(), "an answer for a cancelled call: {late:?}");
+    assert_works(&mut m);
 }
 
 /// Over HTTP a request is cancelled by closing it: the worker working for it

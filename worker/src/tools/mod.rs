@@ -33,7 +33,18 @@ pub fn handle(
     budget: Duration,
     progress: Option<crate::progress::Progress>,
 ) -> Response {
-    let deadline = Deadline::after(budget).with_progress(progress);
+    handle_until(
+        ws,
+        request,
+        &Deadline::after(budget).with_progress(progress),
+    )
+}
+
+/// [`handle`] within `deadline` (which may carry a cancel flag and a
+/// progress reporter).
+#[must_use]
+pub fn handle_until(ws: &Workspace, request: &Request, deadline: &Deadline) -> Response {
+    let deadline = deadline.clone();
     let result = match request {
         Request::ReadFile(a) => read_file::run(ws, a, &deadline),
         Request::ListDirectory(a) => list_dir::run(ws, a),

@@ -723,9 +723,9 @@ mod properties {
     /// What the gate should find, by brute force: every position of every
     /// literal.
     fn naive_gate(text: &str) -> super::gate::Hits {
+        use super::classic::Follow;
         use super::classic::PART_STARTS;
         use super::families::ROLE_ANCHORS;
-        use super::classic::Follow;
         let bytes = text.as_bytes();
         let occurrences = |literal: &str| -> Vec<usize> {
             (0..bytes.len())
