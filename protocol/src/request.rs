@@ -266,6 +266,11 @@ pub struct DirectoryTreeArgs {
     pub max_entries: u32,
     /// Include names starting with `.`.
     pub include_hidden: bool,
+    /// Entries of the tree (in breadth-first order) already given in
+    /// earlier pages (set by the broker from a cursor it issued; at most
+    /// [`crate::limits::MAX_PAGED_ITEMS`]).
+    #[serde(default)]
+    pub skip: u64,
 }
 
 /// Arguments of `file_outline`.

@@ -8,8 +8,10 @@ use moat_protocol::limits::{self, MAX_TREE_DEPTH};
 use moat_protocol::request::{DirectoryTreeArgs, Request};
 use moat_protocol::response::{DirectoryTreeOutput, EntryKind, Limit};
 
-use super::render::{cut_fields, display, listing, notes, obj, passed_over_notes, plural};
-use super::schema::{path_schema, scalars};
+use super::render::{
+    cursor_line, cut_fields, display, listing, notes, obj, passed_over_notes, plural,
+};
+use super::schema::{cursor_schema, path_schema, scalars};
 use super::{Args, ITEM, Spec};
 use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
@@ -20,9 +22,11 @@ pub(super) const SPEC: Spec = Spec {
     description: "Show the directory tree under a path, a few levels deep (depth, default 3), as an indented \
                  tree: directories first, files with sizes. Use it to get the shape of a project or a \
                  subtree in one call; use list_directory for one level with more detail. Bounded by depth and \
-                 max_entries; directories not expanded say how many entries they hold, and the answer says \
-                 what cut it and how to see more (a deeper or narrower call). Symbolic links are not \
-                 followed; credential files are counted, never named.",
+                 max_entries; directories not expanded say how many entries they hold. An answer cut at \
+                 max_entries ends with a 'more:' line: call again with the same arguments and the cursor it \
+                 gives for the next entries (on a later page, an entry whose directory was shown earlier \
+                 comes under that directory's path). Cut by depth, it says how to see more (a deeper or \
+                 narrower call). Symbolic links are not followed; credential files are counted, never named.",
     fence_label: None,
     optional_outputs: &[],
     required_inputs: &[],
@@ -36,7 +40,8 @@ fn input() -> Value {
         "path": path_schema("Directory at the top of the tree. Default: the root."),
         "depth": {"type": "integer", "minimum": 1, "maximum": limits::MAX_TREE_DEPTH, "description": "Levels to show below path (1 = its immediate contents). Default 3."},
         "max_entries": {"type": "integer", "minimum": 1, "maximum": limits::MAX_DIRECTORY_ENTRIES_MAX, "description": "Most entries in the tree (capped by the server). Default: the server's cap."},
-        "include_hidden": {"type": "boolean", "description": "Include names starting with '.' (.github is always included). Default false."}
+        "include_hidden": {"type": "boolean", "description": "Include names starting with '.' (.github is always included). Default false."},
+        "cursor": cursor_schema()
     })
 }
 
@@ -50,12 +55,13 @@ fn output() -> Value {
             "properties": {
                 "name": string, "depth": int,
                 "type": {"type": "string", "enum": ["directory", "file"]},
-                "size_bytes": int, "unexpanded_entries": int
+                "size_bytes": int, "unexpanded_entries": int,
+                "dir": string
             }
         }},
         "entry_count": int, "hidden_by_denylist": int, "symlinks_skipped": int,
         "special_skipped": int, "unreadable": int,
-        "truncated": boolean
+        "truncated": boolean, "next_cursor": string
     })
 }
 
@@ -72,6 +78,7 @@ fn to_request(a: &Args<'_>, caps: &limits::Limits) -> Request {
             caps.max_directory_entries,
         ),
         include_hidden: a.bool("include_hidden", false),
+        skip: 0,
     })
 }
 
@@ -81,7 +88,7 @@ pub(super) fn work(o: &DirectoryTreeOutput) -> usize {
 }
 
 /// The answer's summary, `structuredContent` and fenced text.
-pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
+pub(super) fn render(request: &Request, o: DirectoryTreeOutput, root: &str) -> Rendered {
     let mut summary = format!(
         "{}: {} in {}",
         display(&o.path, root),
@@ -93,6 +100,22 @@ pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
         (o.hidden_by_denylist, o.symlinks_skipped, o.special_skipped),
         &mut n,
     );
+    let skip = match request {
+        Request::DirectoryTree(a) => a.skip,
+        _ => 0,
+    };
+    let shown = o.entries.len() as u64;
+    if skip > 0 {
+        n.push(if shown == 0 {
+            format!("none after the first {skip}")
+        } else {
+            format!(
+                "entries {}-{} of the tree in breadth-first order",
+                skip.saturating_add(1),
+                skip.saturating_add(shown)
+            )
+        });
+    }
     if o.unreadable > 0 {
         n.push(format!(
             "{} could not be listed",
@@ -107,8 +130,24 @@ pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
     };
     let _ = write!(summary, "\n{top}/");
     let mut entries = Vec::with_capacity(o.entries.len());
+    // On a later page, entries whose directory was shown earlier come under
+    // a line naming that directory's path from the top, and they and their
+    // descendants are indented from it.
+    let mut under: Option<&str> = None;
+    let mut offset = 0u8;
     for e in &o.entries {
-        let indent = "  ".repeat(usize::from(e.depth));
+        if let Some(d) = e.dir.as_deref()
+            && under != Some(d)
+        {
+            under = Some(d);
+            if d.is_empty() {
+                offset = 0;
+            } else {
+                offset = e.depth.saturating_sub(2);
+                let _ = write!(summary, "\n  {}/", show_name(d));
+            }
+        }
+        let indent = "  ".repeat(usize::from(e.depth.saturating_sub(offset)));
         let name = show_name(&e.name);
         match e.kind {
             EntryKind::Directory => {
@@ -135,8 +174,20 @@ pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
         if let Some(k) = e.unexpanded {
             v["unexpanded_entries"] = Value::from(k);
         }
+        if let Some(d) = &e.dir {
+            v["dir"] = Value::from(structured_name(d));
+        }
         entries.push(v);
     }
+    // The breadth-first order is fixed by the tree, so a count of the
+    // entries given is a stable position in it (within the paging reach).
+    let position = skip.saturating_add(shown);
+    let next = (o.cut == Some(Limit::Entries) && position < limits::MAX_PAGED_ITEMS).then(|| {
+        crate::cursor::encode(crate::cursor::Cursor {
+            query: super::query_fingerprint(request),
+            position,
+        })
+    });
     match o.cut {
         Some(Limit::Depth) => {
             let _ = write!(
@@ -152,6 +203,7 @@ pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
                 }
             );
         }
+        Some(Limit::Entries) if next.is_some() => {}
         Some(_) => {
             let _ = write!(
                 summary,
@@ -161,12 +213,16 @@ pub(super) fn render(o: DirectoryTreeOutput, root: &str) -> Rendered {
         }
         None => {}
     }
+    if let Some(c) = &next {
+        summary.push('\n');
+        summary.push_str(&cursor_line("directory_tree", c));
+    }
     let mut structured = obj(json!({
         "path": structured_name(&o.path), "depth": o.depth, "entries": entries,
         "entry_count": o.entries.len(), "hidden_by_denylist": o.hidden_by_denylist,
         "symlinks_skipped": o.symlinks_skipped, "special_skipped": o.special_skipped,
         "unreadable": o.unreadable
     }));
-    cut_fields(&mut structured, o.cut, None);
+    cut_fields(&mut structured, o.cut, next.as_deref());
     listing(summary, structured)
 }

@@ -300,6 +300,7 @@ impl Tool {
                 Request::FindSymbol(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
                 Request::ListDirectory(a) => a.skip = c.position,
                 Request::GitLog(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
+                Request::DirectoryTree(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
                 _ => return Err(ArgumentError::CursorNotAccepted),
             }
         }
@@ -344,6 +345,10 @@ pub fn query_fingerprint(request: &Request) -> u64 {
         Request::GitLog(a) => {
             a.skip = 0;
             a.limit = 0;
+        }
+        Request::DirectoryTree(a) => {
+            a.skip = 0;
+            a.max_entries = 0;
         }
         // The page size is the server's, not an argument.
         Request::FindSymbol(a) => a.skip = 0,
@@ -494,7 +499,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::GitLog(o) => git_log::render(request, o),
         ToolOutput::GitDiff(o) => git_diff::render(o),
         ToolOutput::FindFiles(o) => find_files::render(request, o, root),
-        ToolOutput::DirectoryTree(o) => directory_tree::render(o, root),
+        ToolOutput::DirectoryTree(o) => directory_tree::render(request, o, root),
         ToolOutput::FileOutline(o) => file_outline::render(o),
         ToolOutput::FindReferences(o) => find_references::render(request, o, root),
         ToolOutput::GitShow(o) => git_show::render(o),

@@ -539,6 +539,12 @@ pub struct TreeEntry {
     /// walks skip): how many visible entries it holds; `None` when expanded
     /// (or a file).
     pub unexpanded: Option<u64>,
+    /// On a later page, for an entry whose directory was given on an
+    /// earlier one: that directory, relative to the tree's top (`""` for
+    /// the top itself). `None` when its directory is on this page (or this
+    /// is the first page).
+    #[serde(default)]
+    pub dir: Option<String>,
 }
 
 /// Output of `directory_tree`.

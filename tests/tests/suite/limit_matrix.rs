@@ -660,10 +660,24 @@ fn directory_tree_entries() {
         let t = cut(&r, "entries");
         assert_eq!(count(&r, "entry_count"), 5, "{mode:?}: {r}");
         assert_eq!(len(&r, "entries"), 5, "{r}");
+        // The cut page goes on with a cursor, in words and in its twin.
+        let c = r["structuredContent"]["next_cursor"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no cursor: {r}"))
+            .to_owned();
         assert_eq!(
             last_line(&r),
-            "… more: the tree stopped at 5 entries (max_entries); call directory_tree again with path set to a subdirectory, a smaller depth, or a larger max_entries",
+            format!("… more: call directory_tree again with the same arguments and cursor=\"{c}\""),
             "{t}"
+        );
+        let next = ok_result(
+            &mut m,
+            "directory_tree",
+            json!({"max_entries": 5, "cursor": c}),
+        );
+        assert!(
+            text(&next, 0).contains("entries 6-10 of the tree in breadth-first order"),
+            "{next}"
         );
         // A larger max_entries gives the whole tree, the part shown in it.
         let part = tree_names(&r);

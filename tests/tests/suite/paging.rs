@@ -1,10 +1,12 @@
 //! Paging of the tools that answered in one page before cursors: search_code,
-//! find_symbol, list_directory and git_log take the same stateless,
-//! query-bound cursor as find_files. For each, in both sandbox modes and both
-//! eras: the pages of a small page size concatenate to the unpaged answer
-//! (nothing repeated, nothing skipped), each cut page ends with the one line
-//! that continues it, and a cursor is refused with other arguments, by
-//! another tool, or garbled (`invalid_arguments`, never a panic).
+//! find_symbol, list_directory, directory_tree and git_log take the same
+//! stateless, query-bound cursor as find_files. For each, in both sandbox
+//! modes and both eras: the pages of a small page size concatenate to the
+//! unpaged answer (nothing repeated, nothing skipped; a tree's pages follow
+//! its breadth-first order, so they hold the same entries), each cut page
+//! ends with the one line that continues it, and a cursor is refused with
+//! other arguments, by another tool, or garbled (`invalid_arguments`, never a
+//! panic).
 
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
@@ -37,7 +39,7 @@ fn fixture() -> Fixture {
 
 /// One call of each tool whose whole answer is several small pages, the
 /// member holding its items, and an item's identity.
-fn cases() -> [(&'static str, Value, &'static str); 4] {
+fn cases() -> [(&'static str, Value, &'static str); 5] {
     [
         (
             "search_code",
@@ -50,6 +52,7 @@ fn cases() -> [(&'static str, Value, &'static str); 4] {
             "definitions",
         ),
         ("list_directory", json!({}), "entries"),
+        ("directory_tree", json!({"depth": 3}), "entries"),
         ("git_log", json!({"limit": 2}), "commits"),
     ]
 }
@@ -64,12 +67,42 @@ fn key(tool: &str, item: &Value) -> String {
 }
 
 fn items(tool: &str, r: &Value, list: &str) -> Vec<String> {
-    r["structuredContent"][list]
+    let all = r["structuredContent"][list]
         .as_array()
-        .unwrap_or_else(|| panic!("no {list}: {r}"))
-        .iter()
-        .map(|i| key(tool, i))
-        .collect()
+        .unwrap_or_else(|| panic!("no {list}: {r}"));
+    if tool == "directory_tree" {
+        return tree_paths(all);
+    }
+    all.iter().map(|i| key(tool, i)).collect()
+}
+
+/// A tree page's entries as paths from the top: an entry is under the last
+/// directory one level up, or, when it names one (`dir`), under that
+/// directory given on an earlier page.
+fn tree_paths(entries: &[Value]) -> Vec<String> {
+    let mut at_depth: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for e in entries {
+        let depth = e["depth"].as_u64().unwrap() as usize;
+        let name = e["name"].as_str().unwrap();
+        let parent = match e["dir"].as_str() {
+            Some(d) => d.to_owned(),
+            None if depth == 1 => String::new(),
+            None => at_depth
+                .get(depth - 2)
+                .cloned()
+                .unwrap_or_else(|| panic!("{name}: no directory above it: {entries:?}")),
+        };
+        let path = if parent.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{parent}/{name}")
+        };
+        at_depth.truncate(depth - 1);
+        at_depth.push(path.clone());
+        out.push(path);
+    }
+    out
 }
 
 /// Every page of `tool` with `args`, following `next_cursor`: the items in
@@ -85,7 +118,7 @@ fn all_pages(m: &mut Moat, tool: &str, args: &Value, list: &str) -> (Vec<String>
         match s["next_cursor"].as_str() {
             Some(c) => {
                 assert_eq!(s["truncated"], true, "{tool}: {r}");
-                let by = if tool == "list_directory" {
+                let by = if matches!(tool, "list_directory" | "directory_tree") {
                     "entries"
                 } else {
                     "results"
@@ -138,8 +171,15 @@ fn pages_of_the_older_tools_concatenate_to_the_whole_answer() {
                 }
                 let r = call_ok(&mut whole, tool, unpaged);
                 assert_eq!(r["structuredContent"]["truncated"], false, "{tool}: {r}");
-                let expected = items(tool, &r, list);
-                let (got, pages) = all_pages(&mut paged, tool, &args, list);
+                let mut expected = items(tool, &r, list);
+                let (mut got, pages) = all_pages(&mut paged, tool, &args, list);
+                if tool == "directory_tree" {
+                    // Each page is in pre-order, the pages in breadth-first
+                    // order: the same entries, each once.
+                    expected.sort();
+                    got.sort();
+                    assert!(expected.iter().any(|p| p == "d1/keep.txt"), "{expected:?}");
+                }
                 assert_eq!(got, expected, "{mode:?} {era:?} {tool}");
                 assert!(pages >= 3, "{tool}: {pages} pages of {}", expected.len());
             }
@@ -157,6 +197,7 @@ fn a_cursor_of_an_older_tool_is_refused_with_other_arguments_or_garbled() {
                 json!({"pattern": "return|pass", "regex": true, "path": "m01.py"}),
                 json!({"symbol": "f", "exact": true}),
                 json!({"include_hidden": true}),
+                json!({"depth": 2}),
                 json!({"limit": 2, "path": "a.txt"}),
             ];
             let mut cursors = Vec::new();
@@ -202,7 +243,13 @@ fn a_cursor_of_an_older_tool_is_refused_with_other_arguments_or_garbled() {
     }
     // The older revisions refuse a bad cursor as JSON-RPC invalid params.
     let mut m = Moat::connect_legacy(&fx.root, &Options::new(Mode::InProcess), "2025-06-18");
-    for tool in ["search_code", "find_symbol", "list_directory", "git_log"] {
+    for tool in [
+        "search_code",
+        "find_symbol",
+        "list_directory",
+        "directory_tree",
+        "git_log",
+    ] {
         let mut args = match tool {
             "search_code" => json!({"pattern": "x"}),
             "find_symbol" => json!({"symbol": "x"}),

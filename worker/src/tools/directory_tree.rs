@@ -14,6 +14,12 @@
 //! limit, skip list, or left over when the entry cap was reached) carries the
 //! number of entries it would show, so a cut is always visible where it
 //! happened.
+//!
+//! A later page (`skip`, from a cursor) walks the same breadth-first order
+//! and gives the entries after the first `skip`: the order is fixed by the
+//! tree alone, so pages neither repeat nor skip an entry. An entry whose
+//! directory was given on an earlier page names that directory (`dir`), so
+//! each page reads on its own.
 
 use std::collections::VecDeque;
 
@@ -91,16 +97,20 @@ pub fn run(
     let mut unreadable = 0u64;
     let mut nodes: Vec<Node> = Vec::new();
     let mut roots: Vec<usize> = Vec::new();
-    // (directory, its node (None for the top), depth of its entries, listing)
-    let mut queue: VecDeque<(ContainedPath, Option<usize>, u8)> = VecDeque::new();
+    // (directory, its node on this page (None for the top, or a directory
+    // given on an earlier page), its path from the top, depth of its entries)
+    let mut queue: VecDeque<(ContainedPath, Option<usize>, String, u8)> = VecDeque::new();
+    // Entries met in breadth-first order; those before `skip` were given on
+    // earlier pages and are walked through, not shown.
+    let mut met: u64 = 0;
     let mut cut: Option<Limit> = None;
     let mut depth_cut = false;
     let mut pending = Some(top_raw);
-    queue.push_back((top.clone(), None, 1));
-    while let Some((dir, parent, level)) = queue.pop_front() {
+    queue.push_back((top.clone(), None, String::new(), 1));
+    while let Some((dir, parent, from_top, level)) = queue.pop_front() {
         if deadline.expired() {
             cut = Some(Limit::Time);
-            queue.push_front((dir, parent, level));
+            queue.push_front((dir, parent, from_top, level));
             break;
         }
         let raw = match pending.take() {
@@ -118,9 +128,21 @@ pub fn run(
                 cut = Some(Limit::Entries);
                 break;
             }
-            let index = nodes.len();
             let is_dir = kind == Kind::Directory;
             let child = dir.child(&name);
+            let expand = is_dir && level < depth && !skiplist::is_skipped(child.file_name());
+            met += 1;
+            if met <= args.skip {
+                // Given on an earlier page: only its place in the order and
+                // its children matter.
+                if expand {
+                    let path = joined(&from_top, &name);
+                    queue.push_back((child, None, path, level + 1));
+                }
+                continue;
+            }
+            let index = nodes.len();
+            let child_path = expand.then(|| joined(&from_top, &name));
             nodes.push(Node {
                 entry: TreeEntry {
                     name,
@@ -132,6 +154,7 @@ pub fn run(
                     },
                     size_bytes: if is_dir { 0 } else { size },
                     unexpanded: None,
+                    dir: (parent.is_none() && args.skip > 0).then(|| from_top.clone()),
                 },
                 children: Vec::new(),
             });
@@ -142,14 +165,15 @@ pub fn run(
             if !is_dir {
                 continue;
             }
-            if level >= depth || skiplist::is_skipped(child.file_name()) {
-                let held = count_visible(ws, &child, args.include_hidden);
-                nodes[index].entry.unexpanded = Some(held);
-                if held > 0 && level >= depth {
-                    depth_cut = true;
+            match child_path {
+                Some(path) => queue.push_back((child, Some(index), path, level + 1)),
+                None => {
+                    let held = count_visible(ws, &child, args.include_hidden);
+                    nodes[index].entry.unexpanded = Some(held);
+                    if held > 0 && level >= depth {
+                        depth_cut = true;
+                    }
                 }
-            } else {
-                queue.push_back((child, Some(index), level + 1));
             }
         }
         if cut.is_some() {
@@ -158,7 +182,7 @@ pub fn run(
     }
     // Directories that were due to be listed when the tree stopped say what
     // they hold, like those at the depth limit.
-    for (dir, parent, _) in queue {
+    for (dir, parent, _, _) in queue {
         if let Some(p) = parent {
             nodes[p].entry.unexpanded = Some(count_visible(ws, &dir, args.include_hidden));
         }
@@ -187,6 +211,15 @@ pub fn run(
         special_skipped: counts.special,
         unreadable,
     }))
+}
+
+/// `name` under the directory `from_top` (a path from the tree's top).
+fn joined(from_top: &str, name: &str) -> String {
+    if from_top.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{from_top}/{name}")
+    }
 }
 
 /// How many entries listing `dir` would show (0 if it cannot be listed).
