@@ -112,6 +112,10 @@ const fn coded(
     }
 }
 
+/// The most rules the table may hold (the report's bit set and the lazily
+/// compiled regexes are sized by it).
+pub(crate) const MAX_RULES: usize = 4 * 64;
+
 /// The name of the `Authorization` header rule.
 pub(crate) const HEADER_NAME: &str = "basic-auth-header";
 

@@ -1,3 +1,6 @@
+use super::patterns::compiled;
+use super::prefilter::GATE_CHUNK;
+use super::rules::{Kind, MAX_RULES};
 use super::*;
 
 /// Credential-shaped strings that are not credentials, built by

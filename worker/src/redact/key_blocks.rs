@@ -1,100 +1,20 @@
-//! Shapes matched in code: URL credentials, private-key armor blocks, PuTTY
-//! key files.
+//! Private keys in files: armor blocks (`private-key-block`) and PuTTY key
+//! files.
+//!
+//! An armor block of any kind (`BEGIN … PRIVATE KEY`, `ENCRYPTED`,
+//! `OPENSSH`, `PGP … BLOCK`, SSH2's `---- BEGIN … ----`) is replaced whole,
+//! from its `BEGIN` marker to the end of the first `END` marker after it;
+//! without an `END` line (a file cut short) the base64 body lines after
+//! `BEGIN` are the secret. Of a PuTTY key file, the private lines and the
+//! MAC are.
 
-use super::{Found, Scan, is_exempt, is_reference};
-
-/// How far past `://` the authority of a URL is looked for.
-const URL_REACH: usize = 2048;
-
-/// Characters that end a URL's authority (and so its password).
-fn ends_authority(c: u8) -> bool {
-    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\' | 0x1C..=0x1F)
-}
-
-/// The password of `scheme://user:password@host` whose `://` starts at
-/// `start`. The user name may be empty (`redis://:pw@host`); the password may
-/// hold `@` and `/` (the host follows the last `@` that no `/` precedes, or
-/// the last `@` when a `/` precedes every one).
-pub(super) fn url_at(text: &str, start: usize, index: usize, out: &mut Vec<Found>) {
-    let bytes = text.as_bytes();
-    // A scheme: a letter, then letters, digits, `+`, `-`, `.`.
-    let mut scheme = start;
-    while scheme > 0
-        && start - scheme < 32
-        && (bytes[scheme - 1].is_ascii_alphanumeric()
-            || matches!(bytes[scheme - 1], b'+' | b'-' | b'.'))
-    {
-        scheme -= 1;
-    }
-    while scheme < start && !bytes[scheme].is_ascii_alphabetic() {
-        scheme += 1;
-    }
-    if scheme == start {
-        return;
-    }
-    let from = start + 3;
-    let limit = (from + URL_REACH).min(bytes.len());
-    let mut end = from;
-    while end < limit && !ends_authority(bytes[end]) {
-        end += 1;
-    }
-    let authority = &bytes[from..end];
-    let mut at = None;
-    let mut last_any = None;
-    let mut slash_seen = false;
-    for (i, &b) in authority.iter().enumerate() {
-        match b {
-            b'/' => slash_seen = true,
-            b'@' => {
-                last_any = Some(i);
-                if !slash_seen {
-                    at = Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    let Some(at) = at.or(last_any) else {
-        return;
-    };
-    let userinfo = &authority[..at];
-    let Some(colon) = userinfo.iter().position(|&b| b == b':') else {
-        return;
-    };
-    if userinfo[..colon].contains(&b'/') {
-        return;
-    }
-    let (secret_start, secret_end) = (from + colon + 1, from + at);
-    if secret_start >= secret_end {
-        return;
-    }
-    let password = &text[secret_start..secret_end];
-    if password_is_exempt(password) {
-        return;
-    }
-    out.push(Found {
-        start: secret_start,
-        end: secret_end,
-        rule: index,
-    });
-}
-
-/// Whether a URL password is a placeholder, a mask, a reference, or a port
-/// followed by a path (`http://host:8080/a/@b` has no credentials).
-pub(super) fn password_is_exempt(password: &str) -> bool {
-    if is_exempt(password) || is_reference(password) {
-        return true;
-    }
-    match password.split_once('/') {
-        Some((port, _)) => !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()),
-        None => false,
-    }
-}
+use super::found::Found;
+use super::text::{ceil_boundary, floor_boundary};
 
 /// The armor line `-----BEGIN <words> PRIVATE KEY[ BLOCK]-----` (or SSH2's
 /// `---- BEGIN … ----`) starting at `start`: the length of the line's marker,
 /// if it is one.
-pub(super) fn armor_at(text: &str, start: usize, word: &str) -> Option<usize> {
+fn armor_at(text: &str, start: usize, word: &str) -> Option<usize> {
     let rest = &text[start..];
     let dashes = rest.bytes().take_while(|&b| b == b'-').count();
     if !(4..=5).contains(&dashes) {
@@ -107,7 +27,7 @@ pub(super) fn armor_at(text: &str, start: usize, word: &str) -> Option<usize> {
     let after_word = rest[at..].strip_prefix(word)?;
     at = rest.len() - after_word.len();
     // Upper-case words and spaces, up to and including `PRIVATE KEY`.
-    let bound = super::floor_boundary(rest, at + 80);
+    let bound = floor_boundary(rest, at + 80);
     let line_end = rest[at..bound].find(['\n', '\r']).map_or(bound, |n| at + n);
     let label = &rest[at..line_end];
     let key = label.find("PRIVATE KEY")?;
@@ -132,12 +52,14 @@ pub(super) fn armor_at(text: &str, start: usize, word: &str) -> Option<usize> {
 /// A private-key block whose `BEGIN` line starts at the hit: from the `BEGIN`
 /// marker to the end of the first `END` marker after it. Without an `END`
 /// line (a file cut short), the base64 body lines that follow the `BEGIN`
-/// line are the secret.
+/// line are the secret. `no_end_after` is the scan's memory that no `END`
+/// line stands at or after that offset, so a text of many `BEGIN` lines and
+/// no `END` is searched for one once.
 pub(super) fn key_block_at(
     text: &str,
     start: usize,
     index: usize,
-    scan: &mut Scan,
+    no_end_after: &mut Option<usize>,
     out: &mut Vec<Found>,
 ) {
     // The hit is `-----BEGIN ` or `---- BEGIN `; SSH2's marker may also be
@@ -146,7 +68,7 @@ pub(super) fn key_block_at(
         return;
     };
     let body = start + header;
-    if scan.no_end_after.is_none_or(|none| body < none) {
+    if no_end_after.is_none_or(|none| body < none) {
         let mut from = body;
         while let Some(offset) = text[from..].find("END ") {
             let word = from + offset;
@@ -165,13 +87,13 @@ pub(super) fn key_block_at(
             }
             from = word + 4;
         }
-        scan.no_end_after = Some(body);
+        *no_end_after = Some(body);
     }
     // No END line: the body lines, while they are base64 or armor headers.
     let mut end = body;
     let mut material = false;
     loop {
-        let limit = super::ceil_boundary(text, end + 4096);
+        let limit = ceil_boundary(text, end + 4096);
         let Some(newline) = text[end..limit]
             .find('\n')
             .map(|n| end + n + 1)
@@ -211,7 +133,7 @@ pub(super) fn key_block_at(
 /// A PuTTY key file (`PuTTY-User-Key-File-2: ssh-rsa` …): the lines after
 /// `Private-Lines: N` and the `Private-MAC` line are the secret.
 pub(super) fn putty_at(text: &str, start: usize, index: usize, out: &mut Vec<Found>) {
-    let window = &text[start..super::ceil_boundary(text, start + 16 * 1024)];
+    let window = &text[start..ceil_boundary(text, start + 16 * 1024)];
     let Some(at) = window.find("Private-Lines:") else {
         return;
     };

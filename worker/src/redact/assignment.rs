@@ -1,13 +1,8 @@
-//! `assigned-secret`: a secret-named key and its value, in any common syntax.
-//!
-//! A key name is secret-named when its last word (split at `_`, `-`, `.` and
-//! camelCase) is a credential word: `password`, `passwd`, `pwd`, `pass`,
-//! `passphrase`, `secret`, `token`, `credential(s)`, `creds`, `auth`, or
-//! `key` after a qualifier (`api`, `access`, `secret`, `private`, `signing`,
-//! `client`, `account`, …), or ends in one (`dbpassword`, `apikey`). So
-//! `DB_PASSWORD`, `apiToken`, `client-secret`, `spring.datasource.password`,
-//! `awsSecretAccessKey`, `_authToken` are, and `password_hash`, `max_tokens`,
-//! `tokenizer`, `keyboard` are not.
+//! `assigned-secret`: a secret-named key and its value, in any common
+//! syntax. This module reads the syntax: where the key name around an anchor
+//! hit starts and ends, how it is joined to its value, and where the value
+//! is. Whether the name is secret-named is `key_names.rs`'s to say, whether
+//! the value is a credential `assigned_values.rs`'s.
 //!
 //! Syntaxes: `name = v`, `name: v`, `name := v`, `name => v`, `name ?= v`,
 //! a quoted key (`"name": v`, `'name' => v`, `["name"] = v`,
@@ -16,14 +11,15 @@
 //! (`name:` ⏎ `  v`, `name = \` ⏎ `v`), and YAML block scalars (`name: |`
 //! ⏎ indented lines, all of which are the secret).
 //!
-//! A value is a credential unless it reads as something else: a placeholder
-//! (`changeme`, `<your-token>`, `xxxx`, anything with `example`), a
-//! reference (`${VAR}`, `$VAR`, `os.environ[…]`, `{{ secrets.X }}`), a call or
-//! expression (`get_password()`, `self.token`, `tokens[0]`), a path or URL,
-//! an identifier (`next_token`, `accessToken`, `GITHUB_TOKEN`), a word
-//! shorter than 12 letters, or an obvious test value (`test123`).
+//! A key name is read at most `NAME_REACH` bytes either side of the hit and
+//! a value at most `VALUE_REACH` bytes, so the work per hit is bounded on
+//! hostile text.
 
-use super::{Found, is_exempt};
+use super::assigned_values::value_is_secret;
+use super::exempt::is_exempt;
+use super::found::Found;
+use super::key_names::{is_name_byte, secret_word};
+use super::text::{ceil_boundary, floor_boundary};
 
 /// How far a key name is read either side of the anchor hit.
 const NAME_REACH: usize = 64;
@@ -32,208 +28,6 @@ const NAME_REACH: usize = 64;
 /// bound keeps the work per anchor hit constant on hostile text (one long
 /// line holding many key names).
 const VALUE_REACH: usize = 4096;
-
-/// Whether `b` can be part of a key name.
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
-}
-
-/// Short words that make a key name secret-named as its whole last word.
-const SECRET_WORDS: [&str; 6] = ["pwd", "pass", "auth", "creds", "passcode", "pw"];
-
-/// Endings that make a key name secret-named (after dropping `_` and `-`
-/// and lower-casing: `dbpassword`, `githubtoken`, `clientsecret`).
-const SECRET_ENDINGS: [&str; 8] = [
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "token",
-    "credential",
-    "credentials",
-    "privatekey",
-];
-
-/// Words before `key` that make it a credential's key name.
-const KEY_QUALIFIERS: [&str; 30] = [
-    "api",
-    "access",
-    "secret",
-    "private",
-    "signing",
-    "sign",
-    "encryption",
-    "encrypt",
-    "crypt",
-    "master",
-    "app",
-    "account",
-    "auth",
-    "client",
-    "service",
-    "license",
-    "licence",
-    "shared",
-    "webhook",
-    "consumer",
-    "hmac",
-    "jwt",
-    "session",
-    "admin",
-    "deploy",
-    "ingest",
-    "subscription",
-    "storage",
-    "server",
-    "sas",
-];
-
-/// Values that are test values, not credentials.
-const TEST_VALUES: [&str; 24] = [
-    "password",
-    "password1",
-    "password123",
-    "passw0rd",
-    "secret",
-    "secret123",
-    "admin",
-    "admin123",
-    "root",
-    "test",
-    "test123",
-    "test1234",
-    "testing",
-    "testing123",
-    "123456",
-    "1234567",
-    "12345678",
-    "123456789",
-    "qwerty",
-    "letmein",
-    "foobar",
-    "abc123",
-    "abcdef",
-    "pass123",
-];
-
-/// Parts that mark a value as documentation (compared lower-cased).
-const PLACEHOLDER_PARTS: [&str; 26] = [
-    "example",
-    "placeholder",
-    "changeme",
-    "change_me",
-    "change-me",
-    "your_",
-    "your-",
-    "yourpass",
-    "yoursecret",
-    "yourtoken",
-    "yourkey",
-    "replace_",
-    "replace-",
-    "replaceme",
-    "dummy",
-    "sample",
-    "xxxx",
-    "****",
-    "...",
-    "redacted",
-    "fake",
-    "insert_",
-    "insert-",
-    "notreal",
-    "not_real",
-    "not-real",
-];
-
-/// Parts that mark a value as a reference to something else.
-const REFERENCE_PARTS: [&str; 18] = [
-    "${",
-    "{{",
-    "}}",
-    "#{",
-    "%(",
-    "<%",
-    "{}",
-    "{0",
-    "()",
-    "::",
-    "->",
-    "os.environ",
-    "process.env",
-    "getenv",
-    "environ[",
-    "env(",
-    "env[",
-    "secrets.",
-];
-
-/// ASCII case-insensitive `ends_with`.
-fn ends_with_ci(text: &str, suffix: &str) -> bool {
-    text.len() >= suffix.len()
-        && text.as_bytes()[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
-}
-
-/// The last word of `name` before `end` (split at `_`, `-` and camelCase,
-/// trailing digits kept), and where the text before it ends.
-fn last_word(name: &[u8], mut end: usize) -> Option<(usize, usize)> {
-    while end > 0 && matches!(name[end - 1], b'_' | b'-') {
-        end -= 1;
-    }
-    if end == 0 {
-        return None;
-    }
-    let mut start = end;
-    while start > 0 && name[start - 1].is_ascii_digit() {
-        start -= 1;
-    }
-    if start > 0 && name[start - 1].is_ascii_lowercase() {
-        while start > 0
-            && (name[start - 1].is_ascii_lowercase() || name[start - 1].is_ascii_digit())
-        {
-            start -= 1;
-        }
-        if start > 0 && name[start - 1].is_ascii_uppercase() {
-            start -= 1;
-        }
-    } else {
-        while start > 0
-            && (name[start - 1].is_ascii_uppercase() || name[start - 1].is_ascii_digit())
-        {
-            start -= 1;
-        }
-    }
-    (start < end).then_some((start, end))
-}
-
-/// The credential word `name` ends in, lower-cased, if it is secret-named.
-///
-/// The last `.`-component is read with `_` and `-` dropped and lower-cased,
-/// so any spelling of a name matches (`api_key`, `apiKey`, `API-KEY`,
-/// `ApI_kEy`); the short words (`pwd`, `pass`, `auth`) only as a whole last
-/// word, so `bypass`, `oauth` and `compass` are not credential names.
-fn secret_word(name: &str) -> Option<String> {
-    let component = name.rsplit('.').next().unwrap_or(name);
-    let normalized: String = component
-        .bytes()
-        .filter(|b| !matches!(b, b'_' | b'-'))
-        .map(|b| char::from(b.to_ascii_lowercase()))
-        .collect();
-    let normalized = normalized.trim_end_matches(|c: char| c.is_ascii_digit());
-    if let Some(ending) = SECRET_ENDINGS.iter().find(|e| normalized.ends_with(*e)) {
-        return Some((*ending).to_owned());
-    }
-    if let Some(stem) = normalized.strip_suffix("key")
-        && KEY_QUALIFIERS.iter().any(|q| stem.ends_with(q))
-    {
-        return Some("key".to_owned());
-    }
-    let bytes = component.as_bytes();
-    let (start, end) = last_word(bytes, bytes.len())?;
-    let word = String::from_utf8_lossy(&bytes[start..end]).to_ascii_lowercase();
-    let word = word.trim_end_matches(|c: char| c.is_ascii_digit());
-    SECRET_WORDS.contains(&word).then(|| word.to_owned())
-}
 
 /// How the key was joined to its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -482,13 +276,13 @@ fn type_end(bytes: &[u8], mut at: usize, depth: usize) -> Option<usize> {
 
 /// Where the line after the one holding `at` starts.
 fn next_line_start(text: &str, at: usize) -> Option<usize> {
-    let limit = super::ceil_boundary(text, at + VALUE_REACH);
+    let limit = ceil_boundary(text, at + VALUE_REACH);
     text[at..limit].find('\n').map(|n| at + n + 1)
 }
 
 /// Where the line holding `at` ends (before `\r\n` or `\n`).
 fn line_end(text: &str, at: usize) -> usize {
-    let limit = super::ceil_boundary(text, at + VALUE_REACH);
+    let limit = ceil_boundary(text, at + VALUE_REACH);
     let end = text[at..limit].find('\n').map_or(limit, |n| at + n);
     if end > at && text.as_bytes()[end - 1] == b'\r' {
         end - 1
@@ -620,7 +414,7 @@ fn xml_element(text: &str, at: usize, word: &str, index: usize, out: &mut Vec<Fo
 /// key (blank lines included), from its first character to the end of the
 /// last non-blank one.
 fn block_scalar(text: &str, key: usize, at: usize, index: usize, out: &mut Vec<Found>) {
-    let reach = super::floor_boundary(text, key.saturating_sub(VALUE_REACH));
+    let reach = floor_boundary(text, key.saturating_sub(VALUE_REACH));
     let line_start = text[reach..key]
         .rfind('\n')
         .map_or(reach, |n| reach + n + 1);
@@ -663,202 +457,4 @@ fn block_scalar(text: &str, key: usize, at: usize, index: usize, out: &mut Vec<F
         end: last,
         rule: index,
     });
-}
-
-/// Whether `value`, assigned to a key whose credential word is `word`, is a
-/// credential rather than a placeholder, a reference, code or a test value.
-pub(crate) fn value_is_secret(value: &str, quoted: bool, word: &str) -> bool {
-    let chars = value.chars().count();
-    if chars < if quoted { 6 } else { 8 } {
-        return false;
-    }
-    if value.chars().any(|c| c.is_whitespace() || c.is_control())
-        || is_exempt(value)
-        || value.contains("[redacted:")
-    {
-        return false;
-    }
-    let lower = value.to_lowercase();
-    // A placeholder word marks a short value, or one it opens
-    // (`example-password-1`, `your-api-key-here`), not long random material
-    // that happens to hold it.
-    let placeholder = PLACEHOLDER_PARTS
-        .iter()
-        .any(|part| lower.starts_with(part) || (chars < 20 && lower.contains(part)));
-    // The key's own word, alone or with a few characters (`password123`).
-    let own_word = word.len() >= 4 && lower.starts_with(word) && chars <= word.len() + 4;
-    if TEST_VALUES.contains(&lower.as_str())
-        || placeholder
-        || own_word
-        || REFERENCE_PARTS.iter().any(|part| lower.contains(part))
-    {
-        return false;
-    }
-    let first = value.as_bytes()[0];
-    if matches!(first, b'$' | b'%' | b'<' | b'{' | b'!' | b'&' | b'*') || (!quoted && first == b'@')
-    {
-        return false;
-    }
-    if is_path_or_url(value) {
-        return false;
-    }
-    let shape = Shape::of(value);
-    if quoted {
-        quoted_is_secret(value, &shape)
-    } else {
-        bare_is_secret(value, &shape)
-    }
-}
-
-/// Whether `value` is a file path or a URL.
-fn is_path_or_url(value: &str) -> bool {
-    const FILES: [&str; 16] = [
-        ".pem",
-        ".key",
-        ".json",
-        ".txt",
-        ".crt",
-        ".p12",
-        ".pfx",
-        ".yaml",
-        ".yml",
-        ".env",
-        ".gpg",
-        ".asc",
-        ".der",
-        ".jks",
-        ".ppk",
-        ".keystore",
-    ];
-    value.starts_with(['/', '\\'])
-        || value.starts_with("~/")
-        || value.starts_with("./")
-        || value.starts_with("../")
-        || value.contains("://")
-        || value.as_bytes().get(1..3) == Some(b":\\")
-        || FILES.iter().any(|ext| ends_with_ci(value, ext))
-}
-
-/// What a value is made of.
-struct Shape {
-    lower: bool,
-    upper: bool,
-    digit: bool,
-    /// A digit followed, later, by a letter (`S3cret`, not `token2`).
-    digit_inside: bool,
-    /// Only ASCII letters, digits and `_`.
-    identifier: bool,
-    underscore: bool,
-    dot: bool,
-    /// Letter case changes (`aB`, `Ab`).
-    case_changes: usize,
-}
-
-impl Shape {
-    fn of(value: &str) -> Shape {
-        let mut shape = Shape {
-            lower: false,
-            upper: false,
-            digit: false,
-            digit_inside: false,
-            identifier: true,
-            underscore: false,
-            dot: false,
-            case_changes: 0,
-        };
-        let mut previous: Option<u8> = None;
-        for b in value.bytes() {
-            match b {
-                b'a'..=b'z' => shape.lower = true,
-                b'A'..=b'Z' => shape.upper = true,
-                b'0'..=b'9' => shape.digit = true,
-                b'_' => shape.underscore = true,
-                b'.' => {
-                    shape.dot = true;
-                    shape.identifier = false;
-                }
-                _ => shape.identifier = false,
-            }
-            if b.is_ascii_alphabetic() && shape.digit {
-                shape.digit_inside = true;
-            }
-            if let Some(p) = previous
-                && p.is_ascii_alphabetic()
-                && b.is_ascii_alphabetic()
-                && p.is_ascii_lowercase() != b.is_ascii_lowercase()
-            {
-                shape.case_changes += 1;
-            }
-            previous = Some(b);
-        }
-        shape
-    }
-}
-
-/// An unquoted value (env file, YAML, INI, a flag's argument, code).
-fn bare_is_secret(value: &str, shape: &Shape) -> bool {
-    let chars = value.len();
-    if value.contains(['(', ')', '[', ']', '{', '}']) {
-        return false;
-    }
-    if value.bytes().all(|b| b.is_ascii_digit()) || (value.starts_with("0x") && chars <= 18) {
-        return false;
-    }
-    // An attribute chain: `self.token`, `settings.SECRET_KEY`.
-    if shape.dot
-        && value.split('.').all(|part| {
-            part.bytes()
-                .next()
-                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-                && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        })
-    {
-        return false;
-    }
-    if shape.identifier {
-        return identifier_is_secret(value, chars, shape);
-    }
-    true
-}
-
-/// Whether a value made only of letters, digits and `_` reads as a secret
-/// rather than an identifier.
-fn identifier_is_secret(value: &str, chars: usize, shape: &Shape) -> bool {
-    if shape.underscore {
-        // snake_case and CONSTANT_CASE are names; random material may hold `_`.
-        return (chars >= 16 && shape.lower && shape.upper && shape.digit_inside)
-            || value.split('_').any(|part| part.len() >= 12);
-    }
-    match (shape.lower && shape.upper, shape.digit) {
-        // camelCase words change case about once a word; random letters often.
-        (true, false) => chars >= 16 && shape.case_changes * 3 >= chars,
-        (false, false) => chars >= 12,
-        (_, true) => shape.digit_inside || chars >= 12,
-    }
-}
-
-/// A quoted value.
-fn quoted_is_secret(value: &str, shape: &Shape) -> bool {
-    let chars = value.len();
-    let only = |ok: fn(u8) -> bool| value.bytes().all(ok);
-    if !shape.digit {
-        // Words and names: `bearer`, `access_token`, `auth.token.expired`,
-        // `GITHUB_TOKEN`, `accessToken`.
-        if only(|b| b.is_ascii_lowercase()) || only(|b| b.is_ascii_uppercase()) {
-            return chars >= 12;
-        }
-        if only(|b| b.is_ascii_lowercase() || b == b'_' || b == b'.')
-            || only(|b| b.is_ascii_uppercase() || b == b'_')
-        {
-            return false;
-        }
-        if shape.identifier && shape.lower && shape.upper && !shape.underscore {
-            return chars >= 16 && shape.case_changes * 3 >= chars;
-        }
-    }
-    if shape.identifier && shape.underscore && !(shape.lower && shape.upper) && !shape.digit_inside
-    {
-        return false;
-    }
-    true
 }
