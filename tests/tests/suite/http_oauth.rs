@@ -11,7 +11,8 @@
 //! public key, an unknown `kid` and a rotated JWKS, a burst of random
 //! `kid`s (one fetch per interval), the JWKS server down, slow or huge
 //! (cached keys keep working), the RFC 9728 documents, start-up refusals,
-//! and no token ever in the logs.
+//! the JWKS over TLS (a certificate the system's roots do not vouch for is
+//! refused), and no token ever in the logs.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -293,9 +294,9 @@ fn answer(mut s: TcpStream, serve: &Serve, hits: &AtomicUsize) {
 }
 
 /// The environment of an OAuth broker whose keys come from `jwks` (a URL
-/// or, without `http://`, a file).
+/// or, without `http://` or `https://`, a file).
 fn oauth_env(jwks: &str) -> Vec<(String, String)> {
-    let source = if jwks.starts_with("http://") {
+    let source = if jwks.starts_with("http://") || jwks.starts_with("https://") {
         "MOAT_HTTP__OAUTH__JWKS_URL"
     } else {
         "MOAT_HTTP__OAUTH__JWKS_PATH"
@@ -884,4 +885,148 @@ fn doctor_checks_the_oauth_settings_and_fetches_the_jwks_once() {
         "{run}"
     );
     assert_eq!(d["ready"], false, "{run}");
+}
+
+/// An HTTPS server on loopback for the files of `dir`, with `dir/leaf.pem`
+/// and `dir/leaf.key` (Python's TLS server, so the client side is the
+/// broker's own TLS code alone); killed when dropped.
+struct TlsServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl TlsServer {
+    fn start(dir: &Path) -> TlsServer {
+        let script = "import http.server, ssl, sys\n\
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
+            ctx.load_cert_chain('leaf.pem', 'leaf.key')\n\
+            class Quiet(http.server.SimpleHTTPRequestHandler):\n\
+            \x20   def log_message(self, *a): pass\n\
+            srv = http.server.HTTPServer(('127.0.0.1', 0), Quiet)\n\
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)\n\
+            print(srv.server_address[1], flush=True)\n\
+            srv.serve_forever()\n";
+        let mut child = Command::new("python3")
+            .args(["-c", script])
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("run python3");
+        let mut line = String::new();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("port: {line:?}"));
+        TlsServer { child, port }
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_jwks_is_fetched_over_tls_and_a_certificate_the_roots_do_not_vouch_for_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |name: &str| d.join(name).to_str().unwrap().to_owned();
+    // A CA of the test's own, and a server certificate for 127.0.0.1 it signs.
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    let (ca_key, ca_pem) = (p("ca.key"), p("ca.pem"));
+    ca.extend([
+        "-keyout",
+        &ca_key,
+        "-out",
+        &ca_pem,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=moat test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+    openssl(&ca, b"");
+    let mut csr = vec!["req"];
+    csr.extend(ec);
+    let (leaf_key, leaf_csr, leaf_pem) = (p("leaf.key"), p("leaf.csr"), p("leaf.pem"));
+    csr.extend([
+        "-keyout",
+        &leaf_key,
+        "-out",
+        &leaf_csr,
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(&csr, b"");
+    std::fs::write(
+        d.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let ext = p("leaf.ext");
+    openssl(
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &leaf_csr,
+            "-CA",
+            &ca_pem,
+            "-CAkey",
+            &ca_key,
+            "-set_serial",
+            "7",
+            "-days",
+            "2",
+            "-extfile",
+            &ext,
+            "-out",
+            &leaf_pem,
+        ],
+        b"",
+    );
+    let ed = Signer::new(d, "EdDSA", "ed-tls");
+    std::fs::write(d.join("jwks.json"), jwks(&[&ed])).unwrap();
+    let server = TlsServer::start(d);
+    let url = format!("https://127.0.0.1:{}/jwks.json", server.port);
+
+    // Trusted through the roots the operator names: the keys are fetched
+    // over TLS and a token signed with them is admitted.
+    let (_fx, s) = broker(&url, &[("SSL_CERT_FILE", &ca_pem)]);
+    assert_ok(&s.send(&call().bearer(&ed.token(|_| {}))));
+    drop(s);
+
+    // With the system's roots alone the certificate is not vouched for:
+    // start-up refuses, naming the JWKS and the certificate.
+    let fx = Fixture::new();
+    let root = fx.root.to_str().unwrap();
+    let env: Vec<(String, String)> = oauth_env(&url)
+        .into_iter()
+        .chain([("MOAT_HTTP__PORT".to_owned(), "0".to_owned())])
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_moat(["serve", "--transport", "http", "--workspace", root], &env);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains("http.oauth_keys_unavailable") && run.stderr.contains(&url),
+        "{run}"
+    );
+    assert!(run.stderr.to_lowercase().contains("certificate"), "{run}");
+    assert!(!run.stderr.contains("http.listening"), "{run}");
 }
