@@ -32,7 +32,7 @@ use moat_protocol::limits::KILL_GRACE_MS;
 use moat_protocol::request::Request;
 use moat_protocol::response::{Response, SandboxReport, ToolOutput};
 use moat_protocol::wire_error::WireError;
-use moat_worker::workspace::Workspace;
+use moat_worker::Workspace;
 
 use crate::error::ToolFailure;
 
@@ -93,11 +93,10 @@ impl Executor {
             }
             Executor::InProcess(ws) => {
                 let ws = Arc::clone(ws);
-                let progress = progress.map(|report| {
-                    moat_worker::progress::Progress::new(Box::new(move |files| report(files)))
-                });
+                let progress = progress
+                    .map(|report| moat_worker::Progress::new(Box::new(move |files| report(files))));
                 let task = tokio::task::spawn_blocking(move || {
-                    moat_worker::tools::handle(&ws, &request, budget, progress)
+                    moat_worker::handle(&ws, &request, budget, progress)
                 });
                 let grace = Duration::from_millis(KILL_GRACE_MS);
                 match tokio::time::timeout(budget + grace, task).await {
