@@ -1,4 +1,4 @@
-//! Path resolution (`moat_worker::fs::containment::resolve`) over a real
+//! Path resolution (`moat_worker::containment::resolve`) over a real
 //! workspace populated with directories, denied names and symbolic links (inside,
 //! escaping, looping, dangling), with symbolic-link following off and on.
 //!
@@ -18,8 +18,8 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use moat_protocol::request::{SandboxRequest, WorkerInit};
-use moat_worker::fs::containment::resolve;
-use moat_worker::workspace::Workspace;
+use moat_worker::Workspace;
+use moat_worker::containment::resolve;
 
 const PREFIX: &str = "moat-fuzz-containment-";
 

@@ -29,7 +29,7 @@
 //! and 7 are skipped; the returned [`SandboxReport`] says so.
 //!
 //! The worker executes no program: git repositories are read in-process
-//! (`moat_worker::git`), so nothing outside the workspace is granted at all.
+//! (`worker/src/git/`), so nothing outside the workspace is granted at all.
 //!
 //! # Exit codes
 //!
@@ -50,7 +50,7 @@
 //! | 78 | seccomp: no compiled policy for this architecture, or installing it failed |
 //!
 //! Codes 70-79 are outside what a Rust program uses on its own (0, 1, 101),
-//! the worker loop's own codes (64-67, `moat_worker::serve::exit`) and what a shell
+//! the worker loop's own codes (64-67, `exit` in `worker/src/serve.rs`) and what a shell
 //! reports for signals (128 + n). A worker killed by the seccomp allow-list
 //! has no exit code: it dies by SIGSYS (signal 31).
 //!

@@ -1,41 +1,41 @@
 //! moat's tool implementations: what runs *inside* a confined worker process.
 //!
-//! The layout:
+//! # Map
 //!
-//! * [`serve`]: the worker process itself (`moat __moat_worker`). It adopts
-//!   the broker's socket, reads the start-up frame, enters the sandbox
-//!   ([`moat_sandbox::enter`]) before any thread exists, then answers one
-//!   request at a time; also its exit codes.
-//! * [`workspace`]: the served directory as a worker sees it (root fd,
-//!   denylist, limits).
-//! * [`fs`]: naming and opening files. [`fs::containment`] turns a requested
-//!   path into a [`fs::ContainedPath`], [`fs::open`] opens, stats and lists one
-//!   without following links (and refuses special files and hard links),
-//!   [`fs::denylist`] and [`fs::skiplist`] say what is never read or walked.
-//! * [`tools`]: one module per tool and the dispatcher, [`tools::handle`].
-//! * What the tools share: [`walk`] (the parallel tree walk),
-//!   [`search_regex`] (the only place a search regex is built), [`symbols`]
-//!   (`find_symbol`'s engine), [`overview`], [`git`] (repositories read
-//!   in-process), [`redact`] and [`sources`] (credentials replaced before
-//!   anything leaves), [`literals`], [`deadline`] (the cooperative per-request
-//!   deadline) and [`progress`].
+//! | folder or file | owns |
+//! |---|---|
+//! | `serve.rs` | the worker process (`moat __moat_worker`): adopts the broker's socket, reads the start-up frame, enters the sandbox ([`moat_sandbox::enter`]) before any thread exists, then answers one request at a time; its exit codes |
+//! | `tools/` | the tools: one file each, named for the tool (a tool's parts in a folder of that name: `read_file/large.rs`, `search_code/large.rs`), and the dispatcher, `tools/mod.rs` |
+//! | `fs/` | the file-system layer: the workspace (`workspace.rs`: root fd, denylist, limits), naming a file (`containment.rs`), opening, stating and listing one without following links (`open.rs`), what is never read (`denylist.rs`) or walked (`skiplist.rs`) |
+//! | `walk.rs`, `search_regex.rs` | the parallel tree walk; the only place a search regex is built |
+//! | `symbols/`, `overview/`, `git/` | the engines of `find_symbol` (and `file_outline`, `find_references`), `project_overview`, and the git tools (repositories read in-process, no program run) |
+//! | `redact/`, `sources.rs`, `literals.rs` | credentials replaced before anything leaves: the redactor, whole-source redaction, the packed literal searchers it stands on |
+//! | `deadline.rs`, `progress.rs` | the cooperative per-request deadline; the progress a long request reports (files walked, commits read) |
+//!
+//! docs/design.md has the life of a `tools/call` through these files.
+//!
+//! # Trust
 //!
 //! This crate contains no `unsafe` code: everything privileged (process
 //! hygiene, rlimits, Landlock, seccomp, starting a worker) is the
-//! `moat-sandbox` crate.
+//! `moat-sandbox` crate. It trusts its [`moat_protocol::WorkerInit`] (the
+//! broker's validated configuration) and nothing else: every request is
+//! re-checked, and the workspace content is hostile input.
 //!
-//! It trusts its [`moat_protocol::WorkerInit`] (the broker's validated
-//! configuration) and nothing else: every request is re-checked, and the
-//! workspace content is hostile input.
+//! # What other crates use
 //!
-//! The same code serves the in-process fallback (Windows, macOS, kernels
-//! without Landlock): the broker builds a [`workspace::Workspace`] and calls
-//! [`tools::handle`] on a blocking thread.
+//! The broker runs the worker process ([`serve()`], [`describe_exit_code`]);
+//! its in-process fallback (Windows, macOS, kernels without Landlock) builds
+//! a [`Workspace`] and calls [`handle_until`] on a blocking thread, with a
+//! [`Deadline`] that carries the request's [`Progress`] and the flag its
+//! cancellation sets ([`handle`] is the same with a plain deadline). It redacts with [`redact`] and [`redact_source`], and
+//! `doctor` counts the [`Denylist`]. The fuzz targets reach [`containment`]
+//! and [`redact`] (through the broker).
 //!
 //! ```no_run
 //! use std::time::Duration;
 //! use moat_protocol::request::{ListDirectoryArgs, Request, SandboxRequest, WorkerInit};
-//! use moat_worker::workspace::Workspace;
+//! use moat_worker::Workspace;
 //!
 //! let init = WorkerInit {
 //!     workspace: "/srv/project".into(),
@@ -48,25 +48,44 @@
 //! };
 //! let ws = Workspace::open(&init).unwrap();
 //! let request = Request::ListDirectory(ListDirectoryArgs { path: ".".into(), include_hidden: false, skip: 0 });
-//! let response = moat_worker::tools::handle(&ws, &request, Duration::from_secs(15), None);
+//! let response = moat_worker::handle(&ws, &request, Duration::from_secs(15), None);
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod deadline;
-pub mod fs;
-pub mod git;
-pub mod literals;
-pub mod overview;
-pub mod progress;
+mod deadline;
+mod fs;
+mod git;
+mod literals;
+mod overview;
+mod progress;
+// A namespace, not items: the broker re-exports it whole (`moat_broker::redact`),
+// and its logs, content controls, tools, benchmark and fuzz targets name its
+// items through it.
 pub mod redact;
-pub mod search_regex;
-pub mod serve;
-pub mod sources;
-pub mod symbols;
-pub mod tools;
-pub mod walk;
-pub mod workspace;
+mod search_regex;
+mod serve;
+mod sources;
+mod symbols;
+mod tools;
+mod walk;
+
+// The worker process: `moat __moat_worker` runs `serve`; the broker's pool
+// says why a worker died from its exit code.
+pub use serve::{describe_exit_code, run as serve};
+
+// Running a request: the in-process fallback's workspace, dispatch,
+// deadline (with its cancel flag) and progress report.
+pub use deadline::Deadline;
+pub use fs::Workspace;
+pub use progress::Progress;
+pub use tools::{handle, handle_until};
+
+// The content and file controls the broker and the fuzz targets reach:
+// whole-source redaction, the denylist `doctor` counts, path containment.
+pub use fs::containment;
+pub use fs::denylist::Denylist;
+pub use sources::redact_source;
 
 /// Whether this build has the test-only `dangerous-disable-userland-checks`
 /// feature, which turns off path containment and the denylist.

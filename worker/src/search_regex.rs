@@ -37,7 +37,7 @@ pub fn build(pattern: &str, regex: bool, case_sensitive: bool) -> Result<RegexMa
     }
     let mut b = RegexMatcherBuilder::new();
     // `multi_line`: `^` and `$` match at every line's start and end. The
-    // searcher (and the whole-file pre-check in `tools::search`) run the
+    // searcher (and the whole-file pre-check in `tools::search_code`) run the
     // regex over buffers of many lines; without it `^def` would match only
     // at the start of a file. No match can span lines either way: the line
     // terminator is removed from the pattern.

@@ -30,8 +30,8 @@ pub fn run() -> i32 {
     use moat_protocol::request::{RequestEnvelope, SandboxRequest, WorkerInit};
     use moat_protocol::response::WorkerHello;
 
+    use crate::fs::Workspace;
     use crate::tools;
-    use crate::workspace::Workspace;
 
     let sock = std::sync::Arc::new(moat_sandbox::take_socket());
     // Reads and the answers go through `&UnixStream`; progress frames are

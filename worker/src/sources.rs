@@ -24,7 +24,7 @@
 //! A search that ran over raw text would tell whether a pattern matches what
 //! a placeholder hides. [`touches_placeholder`] is the test `search_code`
 //! uses to drop every match that overlaps a placeholder or is adjacent to
-//! one, on the redacted text; see `tools::search` for why the answer is then
+//! one, on the redacted text; see `tools::search_code` for why the answer is then
 //! a function of the redacted text alone.
 
 use std::borrow::Cow;

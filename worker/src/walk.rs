@@ -34,9 +34,9 @@ use moat_protocol::response::SkipReasons;
 
 use crate::deadline::Deadline;
 use crate::fs::ContainedPath;
+use crate::fs::Workspace;
 use crate::fs::denylist::Denylist;
 use crate::fs::skiplist;
-use crate::workspace::Workspace;
 
 /// Walk options.
 #[derive(Debug, Clone, Copy)]

@@ -110,7 +110,7 @@ pub fn main() -> ExitCode {
     let _ = args.next();
     if args.next().as_deref() == Some(std::ffi::OsStr::new(WORKER_SUBCOMMAND)) {
         // No thread exists yet; the worker confines itself before creating any.
-        let code = moat_worker::serve::run();
+        let code = moat_worker::serve();
         return ExitCode::from(u8::try_from(code).unwrap_or(EXIT_FAILED));
     }
     let cli = match Cli::try_parse() {

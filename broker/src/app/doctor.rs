@@ -116,7 +116,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         "scan content",
         config.security.scan_untrusted_content,
     );
-    let deny = moat_worker::fs::denylist::Denylist::new(&config.sandbox.deny_extra);
+    let deny = moat_worker::Denylist::new(&config.sandbox.deny_extra);
     line(&mut out, "denied names", deny.name_count());
     line(&mut out, "denied patterns", deny.pattern_count());
     line(

@@ -59,8 +59,7 @@ pub fn executor(config: &Config, inherit_stderr: bool) -> Result<Executor, Execu
     let init = worker_init(config);
     match config.sandbox.mode {
         SandboxMode::InProcess => {
-            let ws =
-                moat_worker::workspace::Workspace::open(&init).map_err(ExecutorError::Workspace)?;
+            let ws = moat_worker::Workspace::open(&init).map_err(ExecutorError::Workspace)?;
             Ok(Executor::InProcess(Arc::new(ws)))
         }
         #[cfg(not(unix))]

@@ -10,7 +10,7 @@
 //! Bearer` for the token and replace it, leaving the fence unclosed.)
 //!
 //! The worker has already redacted every source an answer was cut from, whole
-//! and raw (`moat_worker::sources`), so multi-line forms and context outside
+//! and raw (`worker/src/sources.rs`), so multi-line forms and context outside
 //! an excerpt were seen. It is not trusted to have done so: this pass runs
 //! here, in the broker, on the assembled result, whatever the worker did.
 //! Single-line shapes are caught here even from a worker that skipped its
@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 
 use crate::redact::{RedactionReport, Redactor};
 use fence::{Nonce, fence};
-use moat_worker::sources::redact_source;
+use moat_worker::redact_source;
 use rendered::number_lines;
 pub use rendered::{FenceText, Refusal, Rendered};
 use scan::{Level, Scanner, warning_line};

@@ -33,8 +33,7 @@ use moat_protocol::limits::KILL_GRACE_MS;
 use moat_protocol::request::Request;
 use moat_protocol::response::{Response, SandboxReport, ToolOutput};
 use moat_protocol::wire_error::WireError;
-use moat_worker::deadline::Deadline;
-use moat_worker::workspace::Workspace;
+use moat_worker::{Deadline, Workspace};
 
 use crate::error::ToolFailure;
 
@@ -104,9 +103,8 @@ impl Executor {
             }
             Executor::InProcess(ws) => {
                 let ws = Arc::clone(ws);
-                let progress = progress.map(|report| {
-                    moat_worker::progress::Progress::new(Box::new(move |files| report(files)))
-                });
+                let progress = progress
+                    .map(|report| moat_worker::Progress::new(Box::new(move |files| report(files))));
                 // No process to kill here: a dropped call (cancelled, or
                 // its HTTP client gone) sets the flag, and the work stops at
                 // its next deadline check.
@@ -116,7 +114,7 @@ impl Executor {
                     .with_progress(progress)
                     .with_cancel(cancelled);
                 let task = tokio::task::spawn_blocking(move || {
-                    moat_worker::tools::handle_until(&ws, &request, &deadline)
+                    moat_worker::handle_until(&ws, &request, &deadline)
                 });
                 let grace = Duration::from_millis(KILL_GRACE_MS);
                 match tokio::time::timeout(budget + grace, task).await {

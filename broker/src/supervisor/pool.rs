@@ -702,7 +702,7 @@ fn start_worker(
             child.wait().ok()
         });
         let code = status.and_then(|s| s.code());
-        match code.and_then(moat_worker::serve::describe_exit_code) {
+        match code.and_then(moat_worker::describe_exit_code) {
             Some(reason) => format!("{msg}: {reason}"),
             None => match status {
                 Some(s) => format!("{msg} ({s})"),

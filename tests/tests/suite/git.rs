@@ -265,7 +265,7 @@ fn hostile_revisions_are_refused_by_the_schema() {
     }
     assert!(!sentinel.exists());
     // Every value the schema lets through is one the worker's own check
-    // (worker/src/git.rs `validate_revision`, unit-tested there) accepts:
+    // (worker/src/git/mod.rs `validate_revision`, unit-tested there) accepts:
     // the schema pattern forbids whitespace, so the handler's trim cannot
     // change a value, and both refuse a leading '-' and the same characters.
     // The handler's refusals are therefore unreachable from a client; they

@@ -14,7 +14,7 @@
 //! The denylist is then checked on the resolved path.
 //!
 //! This walk decides *what to answer*. It is not what keeps a request inside:
-//! the open that follows ([`super::open`]) never follows a link at all
+//! the open that follows (`fs/open.rs`) never follows a link at all
 //! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` on Linux), so a link
 //! swapped in after this walk is refused by the kernel, and Landlock confines
 //! the worker underneath both.
@@ -32,7 +32,7 @@ use std::path::{Component, Path, PathBuf};
 use moat_protocol::name;
 use moat_protocol::wire_error::{Denial, Outside, WireError};
 
-use crate::workspace::Workspace;
+use crate::fs::Workspace;
 
 /// Most symbolic links expanded while resolving one path (the kernel's own
 /// limit is 40).

@@ -283,16 +283,15 @@ impl Denylist {
     }
 }
 
-/// `fnmatch`-style match of one path component: `*` any run, `?` one
-/// character, `[abc]`/`[a-z]`/`[!x]` a class. Runs in O(len(p) * len(s)) at
-/// worst (no exponential backtracking: one saved star position).
+/// [`glob_match_chars`] on a pattern not yet split, as the tests write one.
+#[cfg(test)]
 #[must_use]
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     glob_match_chars(&p, text)
 }
 
-/// A pattern compiled for [`glob_match`]'s semantics: `*LITERAL` and
+/// A pattern compiled for [`glob_match_chars`]'s semantics: `*LITERAL` and
 /// `LITERAL*` (most of the built-in list) become suffix and prefix tests,
 /// anything else is matched character by character.
 #[derive(Debug, Clone)]
@@ -330,8 +329,11 @@ impl Glob {
     }
 }
 
-/// [`glob_match`] with the pattern already split into characters. An ASCII
-/// `text` (nearly every file name) is matched in place, without allocating.
+/// `fnmatch`-style match of one path component, the pattern split into
+/// characters: `*` any run, `?` one character, `[abc]`/`[a-z]`/`[!x]` a
+/// class. Runs in O(len(p) * len(s)) at worst (no exponential backtracking:
+/// one saved star position). An ASCII `text` (nearly every file name) is
+/// matched in place, without allocating.
 fn glob_match_chars(p: &[char], text: &str) -> bool {
     if text.is_ascii() {
         glob_match_in(p, text.as_bytes(), char::from)

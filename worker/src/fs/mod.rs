@@ -1,5 +1,8 @@
-//! Naming and opening files inside the workspace.
+//! The file-system layer: the workspace, and naming and opening files inside
+//! it.
 //!
+//! * [`workspace`]: the served directory as a worker sees it ([`Workspace`]:
+//!   the root and its directory fd, the denylist, the limits).
 //! * [`containment`]: turns a requested path into a [`ContainedPath`], the
 //!   only way to name a file; checks the path stays beneath the root (through
 //!   symbolic links too) and is not denied.
@@ -14,5 +17,7 @@ pub mod containment;
 pub mod denylist;
 pub mod open;
 pub mod skiplist;
+pub mod workspace;
 
 pub use containment::ContainedPath;
+pub use workspace::Workspace;

@@ -27,8 +27,8 @@ use std::io;
 
 use moat_protocol::wire_error::{Missing, SpecialKind, TooLarge, WireError};
 
+use crate::fs::Workspace;
 use crate::fs::containment::{ContainedPath, io_to_wire};
-use crate::workspace::Workspace;
 
 /// Kind of an inode, from a no-follow stat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +111,7 @@ mod sys {
     use rustix::fd::OwnedFd;
     use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 
-    use crate::workspace::rel_or_dot;
+    use crate::fs::workspace::rel_or_dot;
 
     const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
         .union(ResolveFlags::NO_SYMLINKS)
@@ -241,7 +241,7 @@ mod sys {
 
     pub(super) fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
         Ok(meta_of(&std::fs::symlink_metadata(
-            crate::workspace::host_path(ws.root(), path.rel()),
+            crate::fs::workspace::host_path(ws.root(), path.rel()),
         )?))
     }
 
@@ -263,7 +263,7 @@ mod sys {
             );
         }
         let file = opts
-            .open(crate::workspace::host_path(ws.root(), path.rel()))
+            .open(crate::fs::workspace::host_path(ws.root(), path.rel()))
             .map_err(|e| io_to_wire(&e))?;
         let now = meta_of(&file.metadata().map_err(|e| io_to_wire(&e))?);
         check_regular(ws, &now, limit)?;
@@ -416,7 +416,7 @@ fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, W
 fn read_dir_sys(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
     // `std::fs::read_dir` follows links: look first.
     require_directory(ws, path)?;
-    let rd = std::fs::read_dir(crate::workspace::host_path(ws.root(), path.rel()))
+    let rd = std::fs::read_dir(crate::fs::workspace::host_path(ws.root(), path.rel()))
         .map_err(|e| io_to_wire(&e))?;
     let mut out = Vec::new();
     for entry in rd {
@@ -476,7 +476,7 @@ pub fn open_for_scan(ws: &Workspace, rel: &str) -> Result<(File, u64), ScanSkip>
         if meta.kind != Kind::File {
             return Err(ScanSkip::NotRegular);
         }
-        let file = File::open(crate::workspace::host_path(ws.root(), rel))
+        let file = File::open(crate::fs::workspace::host_path(ws.root(), rel))
             .map_err(|_| ScanSkip::Unreadable)?;
         let m = file.metadata().map_err(|_| ScanSkip::Unreadable)?;
         (file, sys::meta_of(&m))

@@ -33,7 +33,7 @@ use moat_protocol::limits::MAX_REVISION_CHARS;
 use moat_protocol::wire_error::{GitFailure, GitReason, GitTool, TooLarge, WireError};
 
 use crate::deadline::Deadline;
-use crate::workspace::Workspace;
+use crate::fs::Workspace;
 
 /// Largest commit object read.
 pub const MAX_COMMIT_BYTES: u64 = 1024 * 1024;

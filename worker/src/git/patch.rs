@@ -17,9 +17,6 @@ pub struct FileChange<'a> {
     pub new: Option<(u32, String)>,
 }
 
-/// Line counts of one file's change; `None` for binary content.
-pub type Counts = Option<(u64, u64)>;
-
 /// A path as git prints it in headers: C-quoted when it holds a control
 /// character, a quote, a backslash or a non-ASCII byte, so no path can start
 /// a line of its own or pass for a header.

@@ -25,8 +25,8 @@
 use moat_protocol::wire_error::{UnsafeRule, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::open::{self, Kind};
-use crate::workspace::Workspace;
 
 /// Control files read at most, summed over `refs/`, `logs/` and packs.
 pub const MAX_CONTROL_FILES: usize = 100_000;

@@ -12,8 +12,8 @@ use std::io::Read;
 
 use moat_protocol::wire_error::{Denial, Missing, Outside, TooLarge, WireError};
 
+use crate::fs::Workspace;
 use crate::fs::{containment, open};
-use crate::workspace::Workspace;
 
 /// What the work tree holds at a tracked path.
 #[derive(Debug)]

@@ -76,6 +76,7 @@ const SUFFIXES: &[(&str, Language)] = &[
 
 impl Language {
     /// Every language, in declaration order.
+    #[cfg(test)]
     pub const ALL: [Language; 15] = [
         Language::Python,
         Language::JavaScript,

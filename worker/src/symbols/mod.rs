@@ -1,7 +1,7 @@
 //! `find_symbol`'s engine: where is a name defined in one file's text?
 //!
 //! Pure functions over a `&str`; the worker does the walking, reading and
-//! budgeting, then calls [`CompiledQuery::find_in_source`] once per file.
+//! budgeting, then calls [`CompiledQuery::find_in_source_until`] once per file.
 //!
 //! # Two methods, and the result says which
 //!
@@ -164,6 +164,7 @@ impl KindCounts {
     }
 
     /// Whether nothing was counted.
+    #[cfg(test)]
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -285,12 +286,6 @@ impl CompiledQuery {
         self
     }
 
-    /// The name being looked for.
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Whether a definition called `name` matches (exact equality, or a
     /// case-insensitive substring).
     #[must_use]
@@ -321,17 +316,18 @@ impl CompiledQuery {
         self.kind.is_none_or(|k| k == kind) && self.matches_name(name)
     }
 
-    /// The definitions in one file. `rel_path` is the workspace-relative
-    /// POSIX path to put in each [`Definition`]; its suffix also picks the TSX
-    /// grammar for `.tsx` files.
+    /// [`find_in_source_until`](Self::find_in_source_until) with no deadline.
+    #[cfg(test)]
     #[must_use]
     pub fn find_in_source(&self, lang: Language, rel_path: &str, source: &str) -> FileDefinitions {
         self.find_in_source_until(lang, rel_path, source, None)
     }
 
-    /// As [`find_in_source`](Self::find_in_source), but a parse still running
-    /// at `deadline` is abandoned and the result is
-    /// [`timed_out`](FileDefinitions::timed_out) with no definitions.
+    /// The definitions in one file. `rel_path` is the workspace-relative
+    /// POSIX path to put in each [`Definition`]; its suffix also picks the TSX
+    /// grammar for `.tsx` files. A parse still running at `deadline` is
+    /// abandoned and the result is [`timed_out`](FileDefinitions::timed_out)
+    /// with no definitions.
     #[must_use]
     pub fn find_in_source_until(
         &self,
@@ -388,6 +384,7 @@ impl CompiledQuery {
 /// The definitions of `query` in one file; see [`CompiledQuery`], which a
 /// caller scanning many files should build once and reuse. A query that does
 /// not compile (empty or over-long name) finds nothing.
+#[cfg(test)]
 #[must_use]
 pub fn find_in_source(
     lang: Language,

@@ -28,10 +28,10 @@ use moat_protocol::response::{DirectoryTreeOutput, EntryKind, Limit, ToolOutput,
 use moat_protocol::wire_error::WireError;
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::containment::{self, ContainedPath};
 use crate::fs::open::{self, Kind, RawEntry};
 use crate::fs::skiplist;
-use crate::workspace::Workspace;
 
 struct Node {
     entry: TreeEntry,

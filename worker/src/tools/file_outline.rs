@@ -15,12 +15,12 @@ use moat_protocol::response::{FileOutlineOutput, OutlineItem, ToolOutput};
 use moat_protocol::wire_error::WireError;
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::{containment, open};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, Language};
 use crate::tools::read_file::read_bounded;
-use crate::workspace::Workspace;
 
 /// Run `file_outline`.
 pub fn run(

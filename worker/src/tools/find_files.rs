@@ -22,11 +22,11 @@ use moat_protocol::response::{FindFilesOutput, FoundFile, Limit, SkipReasons, To
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::containment;
 use crate::fs::open::{self, Kind};
-use crate::tools::search::build_globs;
+use crate::tools::search_code::build_globs;
 use crate::walk;
-use crate::workspace::Workspace;
 
 /// Characters one listed path costs in the rendered answer besides the
 /// path (the size and separators); the page stops at `max_result_bytes`.

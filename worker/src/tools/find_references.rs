@@ -34,14 +34,14 @@ use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 use regex::Regex;
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::containment;
 use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, Language};
-use crate::tools::search::build_globs;
+use crate::tools::search_code::build_globs;
 use crate::walk;
-use crate::workspace::Workspace;
 
 /// Whether `s` is an identifier this tool accepts.
 fn is_identifier(s: &str) -> bool {

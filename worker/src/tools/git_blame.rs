@@ -37,10 +37,10 @@ use moat_protocol::response::{BlameGroup, Commit, GitBlameOutput, Limit, ToolOut
 use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::git::{self, Repo};
 use crate::redact::RedactionReport;
 use crate::sources;
-use crate::workspace::Workspace;
 
 const TREE: u32 = 0o040000;
 const GITLINK: u32 = 0o160000;

@@ -28,12 +28,12 @@ use gix::ObjectId;
 use gix::revision::plumbing::Spec;
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::git::patch::{self, FileChange, StatChange, StatRow};
 use crate::git::worktree::{self, Side};
 use crate::git::{self, Entries, Entry, Repo, check_deadline};
 use crate::redact::{RedactionReport, Redactor};
 use crate::sources;
-use crate::workspace::Workspace;
 
 /// Width of the `--stat` block, as git's `--stat=200`.
 const STAT_WIDTH: usize = 200;

@@ -16,10 +16,10 @@ use moat_protocol::response::{Commit, GitLogOutput, Limit, ToolOutput};
 use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::git::{self, Repo, check_deadline};
 use crate::redact::RedactionReport;
 use crate::sources;
-use crate::workspace::Workspace;
 
 /// Most commits looked at while hiding the ancestors of a range's start.
 const MAX_HIDDEN: usize = 2_000_000;

@@ -28,12 +28,12 @@ use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
 use gix::revision::plumbing::Spec;
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::git::{self, Entries, Repo};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::tools::git_diff;
 use crate::tools::read_file::split_lines;
-use crate::workspace::Workspace;
 
 const TREE: u32 = 0o040000;
 const GITLINK: u32 = 0o160000;

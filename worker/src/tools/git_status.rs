@@ -43,10 +43,10 @@ use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use crate::deadline::Deadline;
 use crate::fs::ContainedPath;
+use crate::fs::Workspace;
 use crate::fs::open::{self, Kind};
 use crate::git::worktree::{self, Side};
 use crate::git::{self, Entries, Repo};
-use crate::workspace::Workspace;
 
 const GITLINK: u32 = 0o160000;
 const SYMLINK: u32 = 0o120000;

@@ -17,10 +17,15 @@ use moat_protocol::response::{Limit, ReadFileOutput, RedactionCounts, ToolOutput
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::{containment, open};
 use crate::redact::RedactionReport;
 use crate::sources;
-use crate::workspace::Workspace;
+
+// A file over `max_file_bytes`, streamed; `search_code` judges the pages of
+// one with the same context window.
+mod large;
+pub(super) use large::{Before, CONTEXT_BYTES};
 
 /// Run `read_file`.
 pub fn run(
@@ -37,7 +42,7 @@ pub fn run(
     // larger file is answered from a bounded window of it.
     let mut opened = open::open_file(ws, &path, u64::MAX)?;
     if opened.size > limit {
-        return super::read_large::run(
+        return large::run(
             ws,
             path.display().to_owned(),
             &mut opened.file,

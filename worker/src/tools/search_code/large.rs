@@ -3,7 +3,7 @@
 //!
 //! `max_file_bytes` bounds what one answer may hold, not which files can be
 //! searched. A smaller file is searched and redacted whole
-//! ([`super::search`]); a larger one is read once from the start and cut at
+//! ([`super`]); a larger one is read once from the start and cut at
 //! line ends into pages of about `max_file_bytes`. Each page is searched
 //! with the lines around it as the redactor's context, as `read_file` reads
 //! a window of a large file: up to [`CONTEXT_BYTES`] of the lines before it
@@ -25,11 +25,11 @@ use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::walk::SkipReason;
-use crate::workspace::Workspace;
 
-use super::read_large::{Before, CONTEXT_BYTES};
-use super::search::{FileHits, Span, search_text};
+use super::{FileHits, Span, search_text};
+use crate::tools::read_file::{Before, CONTEXT_BYTES};
 
 /// Smallest page, whatever `max_file_bytes` is: a page is searched with up
 /// to twice [`CONTEXT_BYTES`] around it, which should not outweigh it.

@@ -4,7 +4,7 @@
 //! * A file up to `max_file_bytes` is read once, whole, through a no-follow
 //!   open beneath the root, and searched whole, so that its redaction is
 //!   decided on the whole source; a larger one is streamed in pages, each
-//!   judged with the lines around it (the private `search_large` module). Binary files
+//!   judged with the lines around it (the private `large` module). Binary files
 //!   (a NUL byte anywhere), hard-linked files and files that change kind
 //!   under us are skipped and counted.
 //! * Output is deterministic: matches sorted by path, then line, whatever the
@@ -52,13 +52,16 @@ use moat_protocol::response::{Limit, SearchCodeOutput, SearchMatch, SkipReasons,
 use moat_protocol::wire_error::{BadPattern, Missing, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::containment;
 use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::search_regex;
 use crate::sources;
 use crate::walk;
-use crate::workspace::Workspace;
+
+// A file over `max_file_bytes`, searched page by page.
+mod large;
 
 /// Run `search_code`.
 pub fn run(
@@ -392,7 +395,7 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
     };
     let hits = if size > limit {
         // Larger than one answer may hold: searched page by page.
-        match super::search_large::scan(ws, file, matcher, searcher, context, max, deadline) {
+        match large::scan(ws, file, matcher, searcher, context, max, deadline) {
             Ok(hits) => hits,
             Err(why) => return results.skipped(why),
         }

@@ -8,9 +8,9 @@ use moat_protocol::request::ListDirectoryArgs;
 use moat_protocol::response::{DirEntry, EntryKind, ListDirectoryOutput, ToolOutput};
 use moat_protocol::wire_error::WireError;
 
+use crate::fs::Workspace;
 use crate::fs::open::{self, Kind};
 use crate::fs::{containment, skiplist};
-use crate::workspace::Workspace;
 
 /// Run `list_directory`.
 pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireError> {

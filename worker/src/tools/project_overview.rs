@@ -12,6 +12,7 @@ use moat_protocol::response::{
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::containment;
 use crate::fs::open::{self, Kind};
 use crate::overview::{classify, manifest};
@@ -19,7 +20,6 @@ use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::Language;
 use crate::walk;
-use crate::workspace::Workspace;
 
 #[derive(Default)]
 struct Acc {

@@ -3,7 +3,7 @@
 //!
 //! `max_file_bytes` bounds what one answer may hold, not which files can be
 //! read. A file under it is read whole and redacted whole
-//! ([`super::read_file`]); a larger one is read once from the start, keeping
+//! ([`super`]); a larger one is read once from the start, keeping
 //! only:
 //!
 //! * up to [`CONTEXT_BYTES`] of the lines before the first requested line,
@@ -28,11 +28,11 @@ use moat_protocol::response::{Limit, ReadFileOutput, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::redact::RedactionReport;
 use crate::sources;
-use crate::workspace::Workspace;
 
-use super::read_file::split_lines;
+use super::split_lines;
 
 /// Context kept on each side of the requested lines for the redactor.
 pub const CONTEXT_BYTES: usize = 64 * 1024;

@@ -12,6 +12,7 @@ use moat_protocol::response::{Definition, FindSymbolOutput, Limit, SkipReasons, 
 use moat_protocol::wire_error::{Missing, WireError};
 
 use crate::deadline::Deadline;
+use crate::fs::Workspace;
 use crate::fs::containment;
 use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
@@ -19,7 +20,6 @@ use crate::sources;
 use crate::symbols::{self, CompiledQuery, Language, Query};
 use crate::tools::read_file::split_lines;
 use crate::walk;
-use crate::workspace::Workspace;
 use moat_protocol::limits::SIGNATURE_CHARS;
 
 #[derive(Default)]
