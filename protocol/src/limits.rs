@@ -380,6 +380,11 @@ pub const OAUTH_LEEWAY_SECONDS: Bound = number("http.oauth.leeway_seconds", 0, 3
 /// refreshes caused by unknown `kid`s, at most a day.
 pub const OAUTH_JWKS_MIN_REFRESH_SECONDS: Bound =
     number("http.oauth.jwks_min_refresh_seconds", 1, 86_400, 60);
+/// `http.oauth.jwks_refresh_seconds`: how often the JWKS is read again
+/// whatever the tokens say, so a key the authorization server withdrew
+/// stops being accepted; at most a day.
+pub const OAUTH_JWKS_REFRESH_SECONDS: Bound =
+    number("http.oauth.jwks_refresh_seconds", 1, 86_400, 900);
 /// Default `observability.audit_max_bytes` (64 MiB).
 pub const AUDIT_MAX_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
 /// `observability.audit_max_bytes`.
@@ -423,6 +428,7 @@ pub const BOUNDS: &[Bound] = &[
     MAX_QUEUED_BYTES,
     OAUTH_LEEWAY_SECONDS,
     OAUTH_JWKS_MIN_REFRESH_SECONDS,
+    OAUTH_JWKS_REFRESH_SECONDS,
     AUDIT_MAX_BYTES,
     METRICS_TOKEN,
 ];

@@ -69,6 +69,7 @@ pub(super) const FIELDS: &[(&str, &str, Kind)] = &[
     ("http.oauth", "jwks_url", Kind::Str),
     ("http.oauth", "leeway_seconds", Kind::Int),
     ("http.oauth", "jwks_min_refresh_seconds", Kind::Int),
+    ("http.oauth", "jwks_refresh_seconds", Kind::Int),
     ("http.oauth", "resource_metadata_url", Kind::Str),
     ("observability", "log_level", Kind::Str),
     ("observability", "log_json", Kind::Bool),

@@ -148,6 +148,7 @@ pub struct RawOauth {
     jwks_url: Option<String>,
     leeway_seconds: Option<u64>,
     jwks_min_refresh_seconds: Option<u64>,
+    jwks_refresh_seconds: Option<u64>,
     resource_metadata_url: Option<String>,
 }
 
@@ -178,6 +179,8 @@ pub struct OauthConfig {
     /// Least time between two refreshes of the JWKS caused by an unknown
     /// `kid`, in seconds.
     pub jwks_min_refresh_seconds: u64,
+    /// How often the JWKS is read again regardless of tokens, in seconds.
+    pub jwks_refresh_seconds: u64,
     /// Where the protected-resource metadata is published (given, or
     /// derived from the audience as RFC 9728 says).
     pub resource_metadata_url: String,
@@ -309,6 +312,10 @@ pub fn check_bounds(raw: &RawOauth) -> Result<(), OutOfBounds> {
         &limits::OAUTH_JWKS_MIN_REFRESH_SECONDS,
         raw.jwks_min_refresh_seconds,
     )?;
+    bounded(
+        &limits::OAUTH_JWKS_REFRESH_SECONDS,
+        raw.jwks_refresh_seconds,
+    )?;
     Ok(())
 }
 
@@ -399,6 +406,10 @@ pub fn validate(raw: RawOauth) -> Result<OauthConfig, OauthError> {
         jwks_min_refresh_seconds: bounded(
             &limits::OAUTH_JWKS_MIN_REFRESH_SECONDS,
             raw.jwks_min_refresh_seconds,
+        )?,
+        jwks_refresh_seconds: bounded(
+            &limits::OAUTH_JWKS_REFRESH_SECONDS,
+            raw.jwks_refresh_seconds,
         )?,
         resource_metadata_url,
     })

@@ -12,7 +12,8 @@
 //! `kid`s (one fetch per interval), the JWKS server down, slow or huge
 //! (cached keys keep working), the RFC 9728 documents, start-up refusals,
 //! the JWKS over TLS (a certificate the system's roots do not vouch for is
-//! refused), and no token ever in the logs.
+//! refused), a withdrawn key refused after the periodic refresh, and no
+//! token ever in the logs.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -25,6 +26,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use moat_tests::http::{HttpMoat, Req, Resp, exchange, modern_call};
 use moat_tests::{Fixture, Mode, Options, run_moat};
+
+use super::util::eventually;
 use serde_json::{Value, json};
 
 const ISSUER: &str = "https://issuer.test";
@@ -1029,4 +1032,42 @@ fn the_jwks_is_fetched_over_tls_and_a_certificate_the_roots_do_not_vouch_for_is_
     );
     assert!(run.stderr.to_lowercase().contains("certificate"), "{run}");
     assert!(!run.stderr.contains("http.listening"), "{run}");
+}
+
+#[test]
+fn a_key_withdrawn_from_the_jwks_is_refused_after_the_periodic_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = Signer::new(dir.path(), "EdDSA", "ed-old");
+    let new = Signer::new(dir.path(), "ES256", "es-new");
+    let server = JwksServer::start(jwks(&[&old, &new]));
+    let (_fx, s) = broker(
+        &server.url(),
+        &[
+            ("MOAT_HTTP__OAUTH__JWKS_REFRESH_SECONDS", "1"),
+            ("MOAT_HTTP__OAUTH__JWKS_MIN_REFRESH_SECONDS", "1"),
+        ],
+    );
+    let (old_token, new_token) = (old.token(|_| {}), new.token(|_| {}));
+    assert_ok(&s.send(&call().bearer(&old_token)));
+    assert_ok(&s.send(&call().bearer(&new_token)));
+    // The authorization server withdraws the old key. No token names an
+    // unknown `kid`, so only the periodic refresh can learn of it.
+    server.set(Serve::Keys(jwks(&[&new])));
+    let fetched = server.hits();
+    assert!(
+        eventually(Duration::from_secs(10), || server.hits() >= fetched + 2),
+        "the JWKS was not read again on its own ({} fetches)\n{}",
+        server.hits(),
+        s.stderr()
+    );
+    // The token admitted under the old key (and remembered) is refused
+    // now; the one signed with the key still published is admitted.
+    let r = s.send(&call().bearer(&old_token));
+    assert_eq!(r.status, 401, "{r}\n{}", s.stderr());
+    assert_ok(&s.send(&call().bearer(&new_token)));
+    assert!(
+        s.stderr().contains("oauth.jwks_refreshed"),
+        "{}",
+        s.stderr()
+    );
 }

@@ -1,6 +1,9 @@
 //! The signing keys: a JWKS read from a file or fetched from a URL by the
 //! broker (never by a worker), cached, and refreshed when a token names a
-//! `kid` the cache does not hold.
+//! `kid` the cache does not hold, and every `http.oauth.jwks_refresh_seconds`
+//! whatever the tokens say: a key the authorization server withdrew (rotated
+//! out, or compromised) stops being accepted at the next periodic refresh,
+//! and tokens admitted under it are checked again.
 //!
 //! A refresh is single-flight and rate-limited: at most one per
 //! `http.oauth.jwks_min_refresh_seconds`, and a token with an unknown `kid`
@@ -273,6 +276,24 @@ impl Keys {
             return Lookup::Found(k);
         }
         Lookup::Unknown
+    }
+
+    /// Read the keys again every `every`, for as long as `keys` is in use
+    /// (the task holds no strong reference, so it ends with the validator).
+    /// A periodic refresh obeys the same rate limit and single flight as
+    /// one caused by an unknown `kid`; one that fails keeps the cached keys.
+    pub fn refresh_every(keys: &Arc<Keys>, every: Duration) {
+        let keys = Arc::downgrade(keys);
+        tokio::spawn(async move {
+            let start = tokio::time::Instant::now() + every;
+            let mut tick = tokio::time::interval_at(start, every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(keys) = keys.upgrade() else { break };
+                keys.refresh().await;
+            }
+        });
     }
 
     /// Fetch the keys again if allowed; whether a new set was installed.

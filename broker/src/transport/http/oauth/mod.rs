@@ -42,7 +42,7 @@ pub mod fetch;
 pub mod jwks;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -109,7 +109,7 @@ struct RawHeader {
 /// The checker, built once at start-up.
 pub struct Validator {
     config: OauthConfig,
-    keys: jwks::Keys,
+    keys: Arc<jwks::Keys>,
     challenge_missing: HeaderValue,
     challenge_invalid: HeaderValue,
     challenge_scope: HeaderValue,
@@ -168,16 +168,21 @@ impl Validator {
     /// The keys cannot be loaded or hold no usable key.
     pub async fn load(config: &OauthConfig) -> Result<Validator, OauthError> {
         let initial = jwks::load(&config.keys).await?;
-        Self::with_keys(config, initial)
+        let validator = Self::with_keys(config, initial)?;
+        jwks::Keys::refresh_every(
+            &validator.keys,
+            Duration::from_secs(config.jwks_refresh_seconds),
+        );
+        Ok(validator)
     }
 
     fn with_keys(config: &OauthConfig, initial: jwks::KeySet) -> Result<Validator, OauthError> {
         let meta = &config.resource_metadata_url;
-        let keys = jwks::Keys::new(
+        let keys = Arc::new(jwks::Keys::new(
             config.keys.clone(),
             initial,
             Duration::from_secs(config.jwks_min_refresh_seconds),
-        );
+        ));
         Ok(Validator {
             challenge_missing: header_value(&format!("Bearer resource_metadata=\"{meta}\""))?,
             challenge_invalid: header_value(&format!(
