@@ -32,8 +32,22 @@ pub enum ToolFailure {
         why: &'static str,
     },
     /// No worker could be started.
+    #[cfg_attr(
+        not(unix),
+        allow(
+            dead_code,
+            reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+        )
+    )]
     Unavailable,
     /// The call waited for a worker and never got one: it did not run.
+    #[cfg_attr(
+        not(unix),
+        allow(
+            dead_code,
+            reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+        )
+    )]
     NotStarted {
         /// How long it waited.
         waited: Duration,

@@ -84,6 +84,13 @@ pub const AUTH_FAILURE_REASONS: &[&str] = &[
 
 /// Worker process events (the `moat_worker_events_total` events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    not(unix),
+    allow(
+        dead_code,
+        reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+    )
+)]
 pub enum WorkerEvent {
     /// A worker started and reported ready.
     Started,
@@ -98,6 +105,13 @@ pub enum WorkerEvent {
     Stopped,
 }
 
+#[cfg_attr(
+    not(unix),
+    allow(
+        dead_code,
+        reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+    )
+)]
 impl WorkerEvent {
     fn label(self) -> &'static str {
         match self {
@@ -115,6 +129,13 @@ struct Metrics {
     tool_calls: Family<Labels, Counter>,
     duration: HistogramFamily,
     requests: Family<Labels, Counter>,
+    #[cfg_attr(
+        not(unix),
+        allow(
+            dead_code,
+            reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+        )
+    )]
     workers: Family<Labels, Counter>,
     in_flight: Gauge,
     busy: Counter,
@@ -268,6 +289,13 @@ pub fn request(method: &str, tool: Option<&str>, elapsed: Duration) {
 }
 
 /// Count a worker event.
+#[cfg_attr(
+    not(unix),
+    allow(
+        dead_code,
+        reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+    )
+)]
 pub fn worker(event: WorkerEvent) {
     METRICS
         .workers

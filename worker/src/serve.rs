@@ -8,6 +8,10 @@
 /// Exit codes of a worker, so the broker can say why one died.
 pub mod exit {
     /// The broker closed the socket: normal end.
+    #[cfg_attr(
+        not(unix),
+        allow(dead_code, reason = "the worker process runs on unix only")
+    )]
     pub const OK: i32 = 0;
     /// The start-up frame was missing or malformed.
     pub const BAD_INIT: i32 = 64;

@@ -57,6 +57,13 @@ pub struct SandboxConfig {
     pub max_queued_calls: usize,
     /// Longest a tool call waits for a worker before it is answered
     /// `not_started`, in milliseconds (not part of its own deadline).
+    #[cfg_attr(
+        not(unix),
+        allow(
+            dead_code,
+            reason = "only the worker pool (unix) uses it; the in-process fallback has no worker"
+        )
+    )]
     pub queue_timeout_ms: u64,
 }
 

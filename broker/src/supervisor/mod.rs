@@ -60,8 +60,10 @@ pub enum Executor {
 pub type OnProgress = Arc<dyn Fn(u64) + Send + Sync>;
 
 /// Aborts a task when dropped (a finished task ignores it).
+#[cfg(unix)]
 struct AbortOnDrop(tokio::task::AbortHandle);
 
+#[cfg(unix)]
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
