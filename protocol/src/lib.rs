@@ -26,6 +26,16 @@
 //! This crate does no I/O beyond `std::io::Read`/`Write` adapters and contains no
 //! unsafe code.
 //!
+//! # Modules
+//!
+//! The crate is the vocabulary every other crate shares, so each module is
+//! public and named as a namespace (`moat_protocol::limits::MAX_FILE_BYTES_MAX`):
+//! [`frame`] (the framing), [`limits`] (every hard cap, and `BOUNDS`, the one
+//! table of configurable settings' bounds), [`name`] (how a workspace name
+//! is written as text), [`request`] and [`response`] (the messages: one
+//! variant each per tool), [`wire_error`] (the closed set of error codes a
+//! worker may send). The messages themselves are re-exported here.
+//!
 //! # Example
 //!
 //! ```
