@@ -52,8 +52,9 @@ pub struct Rendered {
     pub structured: Map<String, Value>,
     /// File-derived text for the fence (file-content tools only).
     pub untrusted: Option<String>,
-    /// The path of the one file the fenced text comes from (read_file): it
-    /// tells the scanner how to read a line (comment, string literal, prose).
+    /// The path of the one file the fenced text comes from (read_file, a
+    /// file shown by git_show; set by the tool's own rendering): it tells the
+    /// scanner how to read a line (comment, string literal, prose).
     pub scan_path: Option<String>,
     /// How the broker's redaction pass reads `untrusted` before it is fenced.
     pub fence_text: FenceText,

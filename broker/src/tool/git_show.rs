@@ -142,15 +142,19 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
             ] {
                 structured.insert(k.into(), v);
             }
-            fenced(
-                summary,
-                structured,
-                f.text,
-                FenceText::Numbered {
-                    start: f.start_line,
-                    end: f.end_line,
-                },
-            )
+            // One file's text: the scanner reads its lines by the file's kind.
+            Rendered {
+                scan_path: Some(f.path),
+                ..fenced(
+                    summary,
+                    structured,
+                    f.text,
+                    FenceText::Numbered {
+                        start: f.start_line,
+                        end: f.end_line,
+                    },
+                )
+            }
         }
         Shown::Commit(s) => {
             let mut summary = format!(

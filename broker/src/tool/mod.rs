@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 
 use moat_protocol::limits;
 use moat_protocol::request::Request;
-use moat_protocol::response::{GitShowOutput, RedactionCounts, Shown, ToolOutput};
+use moat_protocol::response::{RedactionCounts, ToolOutput};
 
 use crate::content::Rendered;
 use crate::cursor;
@@ -474,17 +474,8 @@ pub fn render(request: &Request, mut out: ToolOutput, root: &str) -> Rendered {
         | ToolOutput::DirectoryTree(_)
         | ToolOutput::GitStatus(_) => RedactionCounts::default(),
     };
-    let scan_path = match &out {
-        ToolOutput::ReadFile(o) => Some(o.path.clone()),
-        ToolOutput::GitShow(GitShowOutput {
-            shown: Shown::File(f),
-            ..
-        }) => Some(f.path.clone()),
-        _ => None,
-    };
     Rendered {
         worker_redaction,
-        scan_path,
         ..render_output(request, out, root)
     }
 }

@@ -103,13 +103,17 @@ pub(super) fn render(o: ReadFileOutput) -> Rendered {
     if o.cut.is_some() {
         structured.insert("next_start_line".into(), json!(o.end_line + 1));
     }
-    fenced(
-        summary,
-        structured,
-        o.text,
-        FenceText::Numbered {
-            start: o.start_line,
-            end: o.end_line,
-        },
-    )
+    // One file's text: the scanner reads its lines by the file's kind.
+    Rendered {
+        scan_path: Some(o.path),
+        ..fenced(
+            summary,
+            structured,
+            o.text,
+            FenceText::Numbered {
+                start: o.start_line,
+                end: o.end_line,
+            },
+        )
+    }
 }
