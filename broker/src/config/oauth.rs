@@ -446,6 +446,7 @@ pub fn production_violations(c: &OauthConfig) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::tests::{assert_deployable, manifest_env};
 
     fn raw(f: impl FnOnce(&mut RawOauth)) -> RawOauth {
         let mut r = RawOauth {
@@ -533,57 +534,12 @@ mod tests {
         );
     }
 
-    /// The value of the `- name: NAME` entry's `value:` line in a manifest.
-    fn manifest_env(manifest: &str, name: &str) -> Option<String> {
-        let mut lines = manifest.lines();
-        lines.find(|l| l.trim() == format!("- name: {name}"))?;
-        let value = lines.next()?.trim().strip_prefix("value:")?;
-        Some(value.trim().trim_matches('"').to_owned())
-    }
-
     #[test]
     fn the_kubernetes_oauth_example_is_complete_ships_no_secret_and_passes_production() {
         let k8s = include_str!("../../../docs/deploy/kubernetes-oauth.yaml");
-        let objects: Vec<&str> = k8s.split("\n---\n").collect();
-        for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
-            let claim = line.trim().trim_start_matches("claimName:").trim();
-            assert!(
-                objects
-                    .iter()
-                    .any(|o| o.contains("kind: PersistentVolumeClaim")
-                        && o.contains(&format!("  name: {claim}\n"))),
-                "the manifest mounts claim {claim} but does not define it"
-            );
-        }
+        assert_deployable(k8s);
         assert!(k8s.contains("mountPath: /workspace"));
-        assert!(
-            !objects
-                .iter()
-                .any(|o| o.lines().any(|l| l == "kind: Secret")),
-            "the manifest ships a Secret"
-        );
         assert!(!k8s.contains("secretKeyRef"));
-        let limit = k8s
-            .split("limits:")
-            .nth(1)
-            .and_then(|l| l.lines().find(|l| l.trim().starts_with("cpu:")))
-            .map(|l| {
-                l.trim()
-                    .trim_start_matches("cpu:")
-                    .trim()
-                    .trim_matches('"')
-                    .to_owned()
-            });
-        assert_eq!(manifest_env(k8s, "MOAT_SANDBOX__WORKERS"), limit);
-        let pre_stop = k8s.split("preStop:").nth(1).unwrap_or_default();
-        assert!(
-            pre_stop.trim_start().starts_with("sleep:"),
-            "no preStop sleep"
-        );
-        assert_eq!(
-            manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(),
-            Some("production")
-        );
         assert_eq!(
             manifest_env(k8s, "MOAT_HTTP__AUTH").as_deref(),
             Some("oauth")

@@ -105,16 +105,17 @@ fn docs_configuration_lists_every_setting() {
 }
 
 /// The value of the `- name: NAME` entry's `value:` line in a manifest.
-fn manifest_env(manifest: &str, name: &str) -> Option<String> {
+pub(super) fn manifest_env(manifest: &str, name: &str) -> Option<String> {
     let mut lines = manifest.lines();
     lines.find(|l| l.trim() == format!("- name: {name}"))?;
     let value = lines.next()?.trim().strip_prefix("value:")?;
     Some(value.trim().trim_matches('"').to_owned())
 }
 
-#[test]
-fn the_kubernetes_example_defines_what_it_uses_and_ships_no_secret() {
-    let k8s = include_str!("../../../docs/deploy/kubernetes.yaml");
+/// What every Kubernetes example must keep: it defines each claim it mounts,
+/// ships no Secret, runs as many workers as its CPU limit, pauses before
+/// SIGTERM and runs in production.
+pub(super) fn assert_deployable(k8s: &str) {
     let objects: Vec<&str> = k8s.split("\n---\n").collect();
     // Every claim it mounts is one of its objects.
     for line in k8s.lines().filter(|l| l.trim().starts_with("claimName:")) {
@@ -158,11 +159,17 @@ fn the_kubernetes_example_defines_what_it_uses_and_ships_no_secret() {
         pre_stop.trim_start().starts_with("sleep:"),
         "no preStop sleep"
     );
-    // The production it sets would refuse no placeholder it shows.
     assert_eq!(
         manifest_env(k8s, "MOAT_ENVIRONMENT").as_deref(),
         Some("production")
     );
+}
+
+#[test]
+fn the_kubernetes_example_defines_what_it_uses_and_ships_no_secret() {
+    let k8s = include_str!("../../../docs/deploy/kubernetes.yaml");
+    assert_deployable(k8s);
+    // The production it sets would refuse no placeholder it shows.
     assert!(!k8s.contains("REPLACE_ME\n") && !k8s.contains("bearer-token: "));
 }
 

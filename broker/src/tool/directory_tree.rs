@@ -9,7 +9,7 @@ use moat_protocol::request::{DirectoryTreeArgs, Request};
 use moat_protocol::response::{DirectoryTreeOutput, EntryKind, Limit};
 
 use super::render::{
-    cursor_line, cut_fields, display, listing, notes, obj, passed_over_notes, plural,
+    cursor_line, cut_fields, display, listing, notes, obj, page_cursor, passed_over_notes, plural,
 };
 use super::schema::{cursor_schema, path_schema, scalars};
 use super::{Args, ITEM, Spec};
@@ -180,14 +180,8 @@ pub(super) fn render(request: &Request, o: DirectoryTreeOutput, root: &str) -> R
         entries.push(v);
     }
     // The breadth-first order is fixed by the tree, so a count of the
-    // entries given is a stable position in it (within the paging reach).
-    let position = skip.saturating_add(shown);
-    let next = (o.cut == Some(Limit::Entries) && position < limits::MAX_PAGED_ITEMS).then(|| {
-        crate::cursor::encode(crate::cursor::Cursor {
-            query: super::query_fingerprint(request),
-            position,
-        })
-    });
+    // entries given is a stable position in it.
+    let next = page_cursor(request, o.cut.as_slice(), skip.saturating_add(shown));
     match o.cut {
         Some(Limit::Depth) => {
             let _ = write!(

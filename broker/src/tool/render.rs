@@ -161,7 +161,8 @@ pub(crate) fn limit_notes(
 }
 
 /// The cursor continuing a paged answer after `position` items: only when
-/// what stopped it was the page or the answer budget (a walk cut by its
+/// what stopped it was the page (of results, or of a tree's entries) or the
+/// answer budget (a walk cut by its
 /// file limit or the clock saw an arbitrary part of the tree, so no
 /// position in it is stable) and the position is within the paging reach.
 pub(crate) fn page_cursor(
@@ -171,7 +172,7 @@ pub(crate) fn page_cursor(
 ) -> Option<String> {
     let paged = stopped_by
         .iter()
-        .any(|l| matches!(l, Limit::Results | Limit::Bytes));
+        .any(|l| matches!(l, Limit::Results | Limit::Entries | Limit::Bytes));
     let unstable = stopped_by
         .iter()
         .any(|l| matches!(l, Limit::Files | Limit::Time));

@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use moat_tests::http::{HttpMoat, Req, Resp, exchange, modern_call};
-use moat_tests::{Fixture, Mode, Options, run_moat};
+use moat_tests::{Fixture, Mode, Options, Run, run_moat};
 
 use super::util::eventually;
 use serde_json::{Value, json};
@@ -773,6 +773,26 @@ fn the_protected_resource_metadata_is_served_without_a_token_only_with_oauth() {
     );
 }
 
+/// `moat serve --transport http` on `root` with the keys from `jwks`
+/// refuses to start for want of usable keys, saying `says`, and never
+/// listens; its run, for further checks.
+#[track_caller]
+fn assert_keys_unavailable(root: &str, jwks: &str, says: &str) -> Run {
+    let env: Vec<(String, String)> = oauth_env(jwks)
+        .into_iter()
+        .chain([("MOAT_HTTP__PORT".to_owned(), "0".to_owned())])
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_moat(["serve", "--transport", "http", "--workspace", root], &env);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains("http.oauth_keys_unavailable") && run.stderr.contains(says),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("http.listening"), "{run}");
+    run
+}
+
 #[test]
 fn start_up_refuses_an_unusable_jwks_and_an_incomplete_oauth_table() {
     let fx = Fixture::new();
@@ -783,18 +803,7 @@ fn start_up_refuses_an_unusable_jwks_and_an_incomplete_oauth_table() {
         (missing.to_str().unwrap(), "nowhere.json"),
         (no_keys.to_str().unwrap(), "no usable key"),
     ] {
-        let env: Vec<(String, String)> = oauth_env(path)
-            .into_iter()
-            .chain([("MOAT_HTTP__PORT".to_owned(), "0".to_owned())])
-            .collect();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let run = run_moat(["serve", "--transport", "http", "--workspace", root], &env);
-        assert_eq!(run.code, Some(1), "{run}");
-        assert!(
-            run.stderr.contains("http.oauth_keys_unavailable") && run.stderr.contains(says),
-            "{run}"
-        );
-        assert!(!run.stderr.contains("http.listening"), "{run}");
+        assert_keys_unavailable(root, path, says);
     }
     let server = JwksServer::start(jwks(&[]));
     for (drop_key, says) in [
@@ -1018,20 +1027,8 @@ fn the_jwks_is_fetched_over_tls_and_a_certificate_the_roots_do_not_vouch_for_is_
     // With the system's roots alone the certificate is not vouched for:
     // start-up refuses, naming the JWKS and the certificate.
     let fx = Fixture::new();
-    let root = fx.root.to_str().unwrap();
-    let env: Vec<(String, String)> = oauth_env(&url)
-        .into_iter()
-        .chain([("MOAT_HTTP__PORT".to_owned(), "0".to_owned())])
-        .collect();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let run = run_moat(["serve", "--transport", "http", "--workspace", root], &env);
-    assert_eq!(run.code, Some(1), "{run}");
-    assert!(
-        run.stderr.contains("http.oauth_keys_unavailable") && run.stderr.contains(&url),
-        "{run}"
-    );
+    let run = assert_keys_unavailable(fx.root.to_str().unwrap(), &url, &url);
     assert!(run.stderr.to_lowercase().contains("certificate"), "{run}");
-    assert!(!run.stderr.contains("http.listening"), "{run}");
 }
 
 #[test]

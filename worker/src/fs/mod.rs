@@ -10,11 +10,13 @@
 //!   following any link (`openat2` with `RESOLVE_BENEATH |
 //!   RESOLVE_NO_SYMLINKS` from the root directory fd on Linux), fstats the
 //!   *opened* descriptor, and refuses special files and hard links.
+//! * [`listing`]: what a listing of one directory shows and passes over.
 //! * [`denylist`]: names moat never reads.
 //! * [`skiplist`]: generated trees that walks skip.
 
 pub mod containment;
 pub mod denylist;
+pub mod listing;
 pub mod open;
 pub mod skiplist;
 pub mod workspace;

@@ -1,10 +1,10 @@
 //! `directory_tree`: a directory's tree, bounded by depth and entries.
 //!
-//! Each directory is listed exactly as `list_directory` lists it (one
-//! no-follow listing through the opener, no symbolic link followed or
-//! named, denied entries counted and never named, FIFOs, sockets and
-//! devices counted and never opened, names starting with `.` only when
-//! asked for). Generated trees that walks skip (`node_modules`, `target`,
+//! Each directory is listed exactly as `list_directory` lists it, by the
+//! one listing rule (`fs/listing.rs`: no symbolic link followed or named,
+//! denied entries counted and never named, FIFOs, sockets and devices
+//! counted and never opened, names starting with `.` only when asked for).
+//! Generated trees that walks skip (`node_modules`, `target`,
 //! ...) are shown but not expanded.
 //!
 //! Directories are listed breadth first, so an entry cap keeps the shallow
@@ -30,57 +30,12 @@ use moat_protocol::wire_error::WireError;
 use crate::deadline::Deadline;
 use crate::fs::Workspace;
 use crate::fs::containment::{self, ContainedPath};
-use crate::fs::open::{self, Kind, RawEntry};
-use crate::fs::skiplist;
+use crate::fs::listing::{self, PassedOver};
+use crate::fs::{open, skiplist};
 
 struct Node {
     entry: TreeEntry,
     children: Vec<usize>,
-}
-
-#[derive(Default)]
-struct Counts {
-    denied: u64,
-    symlinks: u64,
-    special: u64,
-}
-
-/// The visible entries of one listing, directories first, then files, each
-/// by lower-cased name; what was left out is added to `counts`.
-fn visible(
-    ws: &Workspace,
-    dir: &ContainedPath,
-    raw: Vec<RawEntry>,
-    include_hidden: bool,
-    counts: &mut Counts,
-) -> Vec<(String, Kind, u64)> {
-    let mut out = Vec::new();
-    for entry in raw {
-        let Some(meta) = entry.meta else { continue };
-        if meta.kind == Kind::Symlink {
-            counts.symlinks += 1;
-            continue;
-        }
-        if !include_hidden && entry.name.starts_with('.') && entry.name != ".github" {
-            continue;
-        }
-        if ws
-            .denylist()
-            .check_last(dir.child(&entry.name).rel())
-            .is_some()
-        {
-            counts.denied += 1;
-            continue;
-        }
-        match meta.kind {
-            Kind::Directory | Kind::File => out.push((entry.name, meta.kind, meta.size)),
-            Kind::Special(_) | Kind::Symlink => counts.special += 1,
-        }
-    }
-    out.sort_by_cached_key(|(name, kind, _)| {
-        (*kind != Kind::Directory, name.to_lowercase(), name.clone())
-    });
-    out
 }
 
 /// Run `directory_tree`.
@@ -93,7 +48,7 @@ pub fn run(
     let top_raw = open::read_dir(ws, &top)?;
     let depth = args.depth.clamp(1, moat_protocol::limits::MAX_TREE_DEPTH);
     let cap = args.max_entries.clamp(1, ws.limits().max_directory_entries) as usize;
-    let mut counts = Counts::default();
+    let mut counts = PassedOver::default();
     let mut unreadable = 0u64;
     let mut nodes: Vec<Node> = Vec::new();
     let mut roots: Vec<usize> = Vec::new();
@@ -123,12 +78,13 @@ pub fn run(
                 }
             },
         };
-        for (name, kind, size) in visible(ws, &dir, raw, args.include_hidden, &mut counts) {
+        for listing::Shown { name, is_dir, size } in
+            listing::visible(ws, &dir, raw, args.include_hidden, &mut counts)
+        {
             if nodes.len() >= cap {
                 cut = Some(Limit::Entries);
                 break;
             }
-            let is_dir = kind == Kind::Directory;
             let child = dir.child(&name);
             let expand = is_dir && level < depth && !skiplist::is_skipped(child.file_name());
             met += 1;
@@ -225,7 +181,9 @@ fn joined(from_top: &str, name: &str) -> String {
 /// How many entries listing `dir` would show (0 if it cannot be listed).
 fn count_visible(ws: &Workspace, dir: &ContainedPath, include_hidden: bool) -> u64 {
     match open::read_dir(ws, dir) {
-        Ok(raw) => visible(ws, dir, raw, include_hidden, &mut Counts::default()).len() as u64,
+        Ok(raw) => {
+            listing::visible(ws, dir, raw, include_hidden, &mut PassedOver::default()).len() as u64
+        }
         Err(_) => 0,
     }
 }

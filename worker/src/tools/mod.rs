@@ -45,22 +45,21 @@ pub fn handle(
 /// progress reporter).
 #[must_use]
 pub fn handle_until(ws: &Workspace, request: &Request, deadline: &Deadline) -> Response {
-    let deadline = deadline.clone();
     let result = match request {
-        Request::ReadFile(a) => read_file::run(ws, a, &deadline),
+        Request::ReadFile(a) => read_file::run(ws, a, deadline),
         Request::ListDirectory(a) => list_directory::run(ws, a),
-        Request::SearchCode(a) => search_code::run(ws, a, &deadline),
-        Request::FindSymbol(a) => find_symbol::run(ws, a, &deadline),
-        Request::ProjectOverview(a) => project_overview::run(ws, a, &deadline),
-        Request::GitLog(a) => git_log::run(ws, a, &deadline),
-        Request::GitDiff(a) => git_diff::run(ws, a, &deadline),
-        Request::FindFiles(a) => find_files::run(ws, a, &deadline),
-        Request::DirectoryTree(a) => directory_tree::run(ws, a, &deadline),
-        Request::FileOutline(a) => file_outline::run(ws, a, &deadline),
-        Request::FindReferences(a) => find_references::run(ws, a, &deadline),
-        Request::GitShow(a) => git_show::run(ws, a, &deadline),
-        Request::GitBlame(a) => git_blame::run(ws, a, &deadline),
-        Request::GitStatus(a) => git_status::run(ws, a, &deadline),
+        Request::SearchCode(a) => search_code::run(ws, a, deadline),
+        Request::FindSymbol(a) => find_symbol::run(ws, a, deadline),
+        Request::ProjectOverview(a) => project_overview::run(ws, a, deadline),
+        Request::GitLog(a) => git_log::run(ws, a, deadline),
+        Request::GitDiff(a) => git_diff::run(ws, a, deadline),
+        Request::FindFiles(a) => find_files::run(ws, a, deadline),
+        Request::DirectoryTree(a) => directory_tree::run(ws, a, deadline),
+        Request::FileOutline(a) => file_outline::run(ws, a, deadline),
+        Request::FindReferences(a) => find_references::run(ws, a, deadline),
+        Request::GitShow(a) => git_show::run(ws, a, deadline),
+        Request::GitBlame(a) => git_blame::run(ws, a, deadline),
+        Request::GitStatus(a) => git_status::run(ws, a, deadline),
     };
     Response::Done(result)
 }
