@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `serve.rs` | the worker process (`moat __moat_worker`): adopts the broker's socket, reads the start-up frame, enters the sandbox ([`moat_sandbox::enter`]) before any thread exists, then answers one request at a time; its exit codes |
 //! | `tools/` | the tools: one file each, named for the tool (a tool's parts in a folder of that name: `read_file/large.rs`, `search_code/large.rs`), and the dispatcher, `tools/mod.rs` |
-//! | `fs/` | the file-system layer: the workspace (`workspace.rs`: root fd, denylist, limits), naming a file (`containment.rs`), opening, stating and listing one without following links (`open.rs`), what is never read (`denylist.rs`) or walked (`skiplist.rs`) |
+//! | `fs/` | the file-system layer: the workspace (`workspace.rs`: root fd, denylist, limits), naming a file (`containment.rs`), opening, stating and listing one without following links (`open.rs`), what a listing shows (`listing.rs`), what is never read (`denylist.rs`) or walked (`skiplist.rs`) |
 //! | `walk.rs`, `search_regex.rs` | the parallel tree walk; the only place a search regex is built |
 //! | `symbols/`, `overview/`, `git/` | the engines of `find_symbol` (and `file_outline`, `find_references`), `project_overview`, and the git tools (repositories read in-process, no program run) |
 //! | `redact/`, `sources.rs`, `literals.rs` | credentials replaced before anything leaves: the redactor, whole-source redaction, the packed literal searchers it stands on |
