@@ -143,6 +143,7 @@ struct Metrics {
     redacted_answers: Family<Labels, Counter>,
     content: Family<Labels, Counter>,
     auth_failures: Family<Labels, Counter>,
+    auth_paused: Counter,
 }
 
 fn duration_histogram() -> Histogram {
@@ -212,6 +213,12 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         "HTTP requests refused at the gate, by reason",
         auth_failures.clone(),
     );
+    let auth_paused = Counter::default();
+    registry.register(
+        "moat_http_auth_paused",
+        "Requests held for http.auth_failure_pause_ms because authentication refusals were over http.auth_failures_per_second",
+        auth_paused.clone(),
+    );
     Metrics {
         registry,
         tool_calls,
@@ -224,6 +231,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         redacted_answers,
         content,
         auth_failures,
+        auth_paused,
     }
 });
 
@@ -311,6 +319,12 @@ pub fn auth_failure(reason: &'static str) {
         .auth_failures
         .get_or_create(&vec![("reason", reason)])
         .inc();
+}
+
+/// Count a request held before its authentication was judged or its
+/// refusal answered (see `transport::http::admit`).
+pub fn auth_paused() {
+    METRICS.auth_paused.inc();
 }
 
 /// Holds one place in `moat_tool_calls_in_flight` until dropped.

@@ -373,6 +373,12 @@ pub const MAX_QUEUED_BYTES: Bound = number(
     1 << 34,
     MAX_QUEUED_BYTES_DEFAULT,
 );
+/// `http.auth_failures_per_second`: authentication refusals answered at
+/// once, per second (with a second's worth as a burst).
+pub const AUTH_FAILURES_PER_SECOND: Bound = number("http.auth_failures_per_second", 1, 100_000, 20);
+/// `http.auth_failure_pause_ms`: how long a refusal beyond that budget is
+/// held; 0 turns pacing off. At most a minute.
+pub const AUTH_FAILURE_PAUSE_MS: Bound = number("http.auth_failure_pause_ms", 0, 60_000, 1_000);
 /// `http.oauth.leeway_seconds`: clock skew allowed on `exp` and `nbf`, at
 /// most five minutes.
 pub const OAUTH_LEEWAY_SECONDS: Bound = number("http.oauth.leeway_seconds", 0, 300, 60);
@@ -426,6 +432,8 @@ pub const BOUNDS: &[Bound] = &[
     BODY_TIMEOUT_MS,
     WRITE_TIMEOUT_MS,
     MAX_QUEUED_BYTES,
+    AUTH_FAILURES_PER_SECOND,
+    AUTH_FAILURE_PAUSE_MS,
     OAUTH_LEEWAY_SECONDS,
     OAUTH_JWKS_MIN_REFRESH_SECONDS,
     OAUTH_JWKS_REFRESH_SECONDS,

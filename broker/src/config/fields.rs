@@ -61,6 +61,8 @@ pub(super) const FIELDS: &[(&str, &str, Kind)] = &[
     ("http", "body_timeout_ms", Kind::Int),
     ("http", "write_timeout_ms", Kind::Int),
     ("http", "max_queued_bytes", Kind::Int),
+    ("http", "auth_failures_per_second", Kind::Int),
+    ("http", "auth_failure_pause_ms", Kind::Int),
     ("http", "auth", Kind::Str),
     ("http.oauth", "issuer", Kind::Strings),
     ("http.oauth", "audience", Kind::Str),

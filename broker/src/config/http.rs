@@ -45,6 +45,11 @@ pub struct HttpConfig {
     /// Answer bytes waiting to be taken by clients, over all connections;
     /// past it a new tool call is refused `503` before it runs.
     pub max_queued_bytes: u64,
+    /// Authentication refusals answered at once, per second.
+    pub auth_failures_per_second: u64,
+    /// How long a refusal beyond that budget is held, in milliseconds (0:
+    /// never).
+    pub auth_failure_pause_ms: u64,
 }
 
 /// `http.auth`: how HTTP callers are authenticated.
@@ -87,6 +92,8 @@ impl std::fmt::Debug for HttpConfig {
             .field("body_timeout_ms", &self.body_timeout_ms)
             .field("write_timeout_ms", &self.write_timeout_ms)
             .field("max_queued_bytes", &self.max_queued_bytes)
+            .field("auth_failures_per_second", &self.auth_failures_per_second)
+            .field("auth_failure_pause_ms", &self.auth_failure_pause_ms)
             .finish()
     }
 }
@@ -107,6 +114,8 @@ pub(super) struct RawHttp {
     body_timeout_ms: Option<u64>,
     write_timeout_ms: Option<u64>,
     max_queued_bytes: Option<u64>,
+    auth_failures_per_second: Option<u64>,
+    auth_failure_pause_ms: Option<u64>,
     auth: Option<String>,
     #[serde(default)]
     oauth: settings::RawOauth,
@@ -168,5 +177,10 @@ pub(super) fn validate(h: RawHttp) -> Result<HttpConfig, ConfigError> {
         body_timeout_ms: bounded(&limits::BODY_TIMEOUT_MS, h.body_timeout_ms)?,
         write_timeout_ms: bounded(&limits::WRITE_TIMEOUT_MS, h.write_timeout_ms)?,
         max_queued_bytes: bounded(&limits::MAX_QUEUED_BYTES, h.max_queued_bytes)?,
+        auth_failures_per_second: bounded(
+            &limits::AUTH_FAILURES_PER_SECOND,
+            h.auth_failures_per_second,
+        )?,
+        auth_failure_pause_ms: bounded(&limits::AUTH_FAILURE_PAUSE_MS, h.auth_failure_pause_ms)?,
     })
 }

@@ -12,8 +12,9 @@
 //! `kid`s (one fetch per interval), the JWKS server down, slow or huge
 //! (cached keys keep working), the RFC 9728 documents, start-up refusals,
 //! the JWKS over TLS (a certificate the system's roots do not vouch for is
-//! refused), a withdrawn key refused after the periodic refresh, and no
-//! token ever in the logs.
+//! refused), a withdrawn key refused after the periodic refresh, a new
+//! token held before its check during a flood of refusals while a
+//! remembered one is not, and no token ever in the logs.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use moat_tests::http::{HttpMoat, Req, Resp, exchange, modern_call};
@@ -378,6 +379,22 @@ fn assert_never_logged(s: &HttpMoat, tokens: &[&str]) {
     }
 }
 
+/// A scrape of the broker's metrics listener (started with
+/// `MOAT_OBSERVABILITY__METRICS_ADDR=127.0.0.1:0`).
+fn metrics_scrape(s: &HttpMoat) -> String {
+    let addr: SocketAddr = s
+        .wait_events("metrics.listening", 1)
+        .first()
+        .and_then(|v| v["addr"].as_str()?.parse().ok())
+        .unwrap();
+    exchange(
+        addr,
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap()
+    .text()
+}
+
 /// The value of `moat_http_auth_failures_total{reason}` in a scrape.
 fn failures(scrape: &str, reason: &str) -> f64 {
     let prefix = format!("moat_http_auth_failures_total{{reason=\"{reason}\"}} ");
@@ -478,17 +495,7 @@ fn every_invalid_token_is_401_invalid_token_with_a_counted_reason() {
         1,
         "a refused token reached a tool"
     );
-    let addr: SocketAddr = s
-        .wait_events("metrics.listening", 1)
-        .first()
-        .and_then(|v| v["addr"].as_str()?.parse().ok())
-        .unwrap();
-    let scrape = exchange(
-        addr,
-        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
-    )
-    .unwrap()
-    .text();
+    let scrape = metrics_scrape(&s);
     for reason in [
         "expired",
         "not_yet_valid",
@@ -1066,5 +1073,68 @@ fn a_key_withdrawn_from_the_jwks_is_refused_after_the_periodic_refresh() {
         s.stderr().contains("oauth.jwks_refreshed"),
         "{}",
         s.stderr()
+    );
+}
+
+#[test]
+fn during_a_flood_a_remembered_token_is_answered_at_once_and_a_new_one_waits_before_its_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = Signer::new(dir.path(), "EdDSA", "k");
+    let forger = Signer::new(dir.path(), "EdDSA", "forger");
+    let path = dir.path().join("jwks.json");
+    std::fs::write(&path, jwks(&[&key])).unwrap();
+    let pause = Duration::from_millis(4000);
+    let (_fx, s) = broker(
+        path.to_str().unwrap(),
+        &[
+            ("MOAT_HTTP__AUTH_FAILURES_PER_SECOND", "1"),
+            ("MOAT_HTTP__AUTH_FAILURE_PAUSE_MS", "4000"),
+            ("MOAT_OBSERVABILITY__METRICS_ADDR", "127.0.0.1:0"),
+        ],
+    );
+    let remembered = key.token(|_| {});
+    assert_ok(&s.send(&call().bearer(&remembered)));
+    // Signed beforehand: each attempt sends its forged token and its new
+    // token back to back.
+    let forged: Vec<String> = (0..3)
+        .map(|i| {
+            let mut c = claims();
+            c["sub"] = json!(format!("forged-{i}"));
+            forger.token_with(&key.header(), &c)
+        })
+        .collect();
+    let fresh: Vec<String> = (0..3)
+        .map(|i| key.token(|c| c["sub"] = json!(format!("new-{i}"))))
+        .collect();
+    // A refusal spends the budget; a token never admitted, sent right
+    // after, waits the pause before it is checked, then is admitted, while
+    // the remembered token is answered meanwhile. The budget refills in a
+    // second, so on a machine slow enough to take longer between the two
+    // the attempt is made again.
+    let mut held = false;
+    for (bad, new) in forged.iter().zip(&fresh) {
+        let r = s.send(&call().bearer(bad));
+        assert_eq!(r.status, 401, "{r}");
+        let (addr, new) = (s.addr, new.clone());
+        let started = Instant::now();
+        let waiting = std::thread::spawn(move || call().bearer(&new).send(addr).unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        assert_ok(&s.send(&call().bearer(&remembered)));
+        let remembered_done = started.elapsed();
+        let r = waiting.join().unwrap();
+        assert_ok(&r);
+        if started.elapsed() >= pause {
+            assert!(remembered_done < pause, "the remembered token was held");
+            held = true;
+            break;
+        }
+    }
+    assert!(held, "a new token was never held: {}", s.stderr());
+    let scrape = metrics_scrape(&s);
+    assert!(
+        scrape
+            .lines()
+            .any(|l| l.starts_with("moat_http_auth_paused_total ") && !l.ends_with(" 0")),
+        "{scrape}"
     );
 }

@@ -22,6 +22,9 @@
 //!    401 or 403 with RFC 6750/9728 challenges). With OAuth, `GET` of the
 //!    protected-resource metadata ([`oauth::METADATA_PATH`], also with
 //!    `/mcp` after it) is answered without a token, like the probes.
+//!    Beyond `http.auth_failures_per_second` refusals, a refusal (and with
+//!    OAuth, the check of a token not admitted before) is held for
+//!    `http.auth_failure_pause_ms` first ([`admit`]).
 //! 3. **Size**: `Content-Length` over the cap (413) before reading, then the
 //!    streamed bytes (413 the moment they exceed it).
 //! 4. **Parse**: bad JSON 400/-32700; a batch 400/-32600; envelope 400/-32600.
@@ -50,6 +53,7 @@
 //! ([`output`]). SIGTERM/SIGINT stop accepting, let
 //! in-flight requests finish, reap the workers and exit 0.
 
+mod admit;
 pub mod body;
 mod gate;
 use crate::bearer as auth;
@@ -87,6 +91,8 @@ struct State {
     token: Option<auth::Token>,
     /// The OAuth checker (`http.auth = "oauth"`).
     oauth: Option<Arc<oauth::Validator>>,
+    /// The budget of authentication refusals answered at once.
+    pacer: admit::Pacer,
     policy: origin::Policy,
     /// Tool calls in flight over HTTP (`http.max_in_flight`).
     in_flight: Arc<Semaphore>,
@@ -176,6 +182,10 @@ pub async fn serve_on(
         token: (cfg.auth == crate::config::HttpAuth::Bearer)
             .then(|| auth::Token::new(&cfg.bearer_token)),
         oauth,
+        pacer: admit::Pacer::new(
+            cfg.auth_failures_per_second,
+            Duration::from_millis(cfg.auth_failure_pause_ms),
+        ),
         policy,
         in_flight: Arc::new(Semaphore::new(cfg.max_in_flight)),
         max_body: cfg.max_request_bytes,
@@ -237,10 +247,13 @@ pub async fn serve_on(
             let outbox = Arc::clone(&svc_outbox);
             async move {
                 waiting.busy(&slot);
-                let response = handle(&st, req)
+                let hold = admit::Hold {
+                    slot: &slot,
+                    waiting: &waiting,
+                };
+                let mut response = handle(&st, req, &hold)
                     .instrument(crate::logging::request_span())
                     .await;
-                let mut response = response;
                 if response.body().is_stream() {
                     // A stream counts its events as it makes them, and the
                     // connection waits for its next head once it has ended.
@@ -358,30 +371,13 @@ fn refused(status: StatusCode, reason: &'static str, message: &str) -> Response<
     plain_error(status, message)
 }
 
-/// 401 or 403 for a request the OAuth checker did not admit, with its
-/// challenge; logged and counted by its fixed reason, never the token.
-fn oauth_refused(o: &oauth::Validator, refusal: oauth::Refusal) -> Response<Body> {
-    let reason = refusal.reason();
-    crate::metrics::auth_failure(reason);
-    let (status, message) = match refusal {
-        oauth::Refusal::InsufficientScope => (StatusCode::FORBIDDEN, "insufficient scope"),
-        oauth::Refusal::Missing | oauth::Refusal::Invalid(_) => {
-            (StatusCode::UNAUTHORIZED, "unauthorised")
-        }
-    };
-    let mut r = refused(status, reason, message);
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, o.challenge(refusal));
-    r
-}
-
 /// 503 with `Retry-After`, logged as [`refused`].
 fn refused_busy(reason: &'static str, message: &str) -> Response<Body> {
     tracing::warn!(status = 503u16, reason, "http.refused");
     busy(message)
 }
 
-async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
+async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> Response<Body> {
     let gate = match read_gate(req.headers(), req.uri()) {
         Ok(g) => g,
         Err(e) => {
@@ -440,26 +436,9 @@ async fn handle(st: &State, req: Request<Incoming>) -> Response<Body> {
         crate::metrics::auth_failure("host_rejected");
         return plain_error(StatusCode::FORBIDDEN, "host not allowed");
     }
-    if let Some(token) = &st.token
-        && !token.accepts(gate.authorization)
-    {
-        let reason = if gate.authorization.is_some() {
-            "token_rejected"
-        } else {
-            "token_missing"
-        };
-        crate::metrics::auth_failure(reason);
-        let mut r = refused(StatusCode::UNAUTHORIZED, reason, "unauthorised");
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return r;
-    }
-    let subject = match &st.oauth {
-        None => None,
-        Some(o) => match o.check(gate.authorization).await {
-            Ok(sub) => Some(sub),
-            Err(refusal) => return oauth_refused(o, refusal),
-        },
+    let subject = match admit::admit(st, gate.authorization, hold).await {
+        Ok(subject) => subject,
+        Err(refusal) => return refusal,
     };
     let subject = subject.as_deref();
     let too_large = || {

@@ -37,12 +37,19 @@ impl Slot {
     }
 }
 
-/// Connections waiting for a request head, oldest first.
+/// Connections waiting for a request head, oldest first; before them, the
+/// connections whose refused authentication is being held (see
+/// `super::admit`), oldest first: those are shed before any other.
 #[derive(Debug, Default)]
 pub struct Waiting {
     next: AtomicU64,
+    next_held: AtomicU64,
     order: Mutex<BTreeMap<u64, Arc<Slot>>>,
 }
+
+/// Keys of connections waiting for a head start here; the keys of held
+/// ones, below it, sort first.
+const WAITING_KEYS: u64 = 1 << 62;
 
 impl Waiting {
     /// A new connection: it waits for its first request head.
@@ -55,7 +62,18 @@ impl Waiting {
 
     /// `slot` waits for a (next) request head: it becomes the newest.
     pub fn wait(&self, slot: &Arc<Slot>) {
-        let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let key = WAITING_KEYS + self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.enter(slot, key);
+    }
+
+    /// `slot` is held before its refusal is answered: it does no work, so
+    /// it is shed before every connection waiting for a head.
+    pub fn hold(&self, slot: &Arc<Slot>) {
+        let key = (self.next_held.fetch_add(1, Ordering::Relaxed) + 1) % WAITING_KEYS;
+        self.enter(slot, key.max(1));
+    }
+
+    fn enter(&self, slot: &Arc<Slot>, key: u64) {
         if let Ok(mut order) = self.order.lock() {
             let old = slot.key.swap(key, Ordering::Relaxed);
             order.remove(&old);
@@ -124,5 +142,23 @@ mod tests {
         w.busy(&a);
         assert!(w.is_empty());
         assert!(!w.shed_oldest());
+    }
+
+    #[tokio::test]
+    async fn a_held_connection_is_shed_before_every_waiting_one() {
+        let w = Waiting::default();
+        let idle = w.open();
+        let held = w.open();
+        w.busy(&held);
+        w.hold(&held);
+        assert!(w.shed_oldest());
+        tokio::time::timeout(std::time::Duration::from_secs(1), held.shed())
+            .await
+            .unwrap();
+        assert!(w.shed_oldest());
+        tokio::time::timeout(std::time::Duration::from_secs(1), idle.shed())
+            .await
+            .unwrap();
+        assert!(w.is_empty());
     }
 }
