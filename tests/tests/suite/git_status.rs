@@ -332,3 +332,82 @@ fn an_unsafe_repository_is_refused_by_git_status() {
     );
     assert_eq!(code, "not_a_repository");
 }
+
+/// A clean checkout answers as git does: nothing. A tracked file over the
+/// size limit whose stat is what the index recorded is unchanged (it is
+/// never read, and nothing of its content is shown), an untracked directory
+/// that holds only ignored files is not listed, while one holding a file
+/// that is not ignored at any depth is. A change hidden behind an equal
+/// modification time and size (restored with `touch`) is still found,
+/// because the stat compared includes the status-change time, and so is a
+/// change made in the same second the index was written (racily clean).
+#[test]
+fn git_status_agrees_with_git_on_a_clean_tree_and_sees_changes_behind_an_equal_stat() {
+    let fx = repo();
+    fx.file(".gitignore", "*.o\n");
+    let big = "x".repeat(1024 * 1024 + 4096);
+    fx.file("assets/big.txt", &big);
+    fx.git(&["add", ".gitignore", "assets/big.txt"]);
+    fx.git(&["commit", "-q", "-m", "big"]);
+    fx.file("gen/out.o", "ignored\n");
+    fx.file("gen/deeper/more.o", "ignored\n");
+    fx.file("fresh/deeper/new.txt", "new\n");
+    let want = git_entries(&fx, &DENIED);
+    let untracked = |p: &str| ("untracked".to_owned(), "?".to_owned(), p.to_owned());
+    assert!(want.contains(&untracked("fresh/")), "control: {want:?}");
+    assert!(!want.contains(&untracked("gen/")), "control: {want:?}");
+    assert!(
+        want.iter().all(|(list, _, _)| list == "untracked"),
+        "control: {want:?}"
+    );
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let gs = ok(&mut m, "git_status", json!({}));
+        assert_eq!(entries(&gs), want, "{mode:?}: {gs}");
+        assert!(!gs.to_string().contains("gen"), "{gs}");
+    }
+    // Same size, same modification time, different content.
+    let path = fx.root.join("README.md");
+    let before = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let swapped: String = before
+        .chars()
+        .map(|c| if c == 'e' { 'E' } else { c })
+        .collect();
+    assert_ne!(swapped, before, "control: the README has an e");
+    std::fs::write(&path, &swapped).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    // And a file changed right after the index was written.
+    fx.file("src/demo/fast.py", "a = 1\n");
+    fx.git(&["add", "src/demo/fast.py"]);
+    fx.file("src/demo/fast.py", "b = 2\n");
+    let want = git_entries(&fx, &DENIED);
+    for path in ["README.md", "src/demo/fast.py"] {
+        assert!(
+            want.contains(&("unstaged".into(), "M".into(), path.into())),
+            "control: git sees {path}: {want:?}"
+        );
+    }
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let gs = ok(&mut m, "git_status", json!({}));
+        assert_eq!(entries(&gs), want, "{mode:?}: {gs}");
+    }
+    // The large file changed: not read, named as not compared.
+    fx.file("assets/big.txt", format!("{big}y"));
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let gs = ok(&mut m, "git_status", json!({}));
+        let got = entries(&gs);
+        assert!(
+            got.contains(&("unstaged".into(), "X".into(), "assets/big.txt".into())),
+            "{mode:?}: {gs}"
+        );
+        assert!(!gs.to_string().contains("xxxx"), "{gs}");
+    }
+}

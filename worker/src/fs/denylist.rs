@@ -283,6 +283,38 @@ impl Denylist {
     }
 }
 
+/// [`Denylist::check_path`] over many paths, each parent directory checked
+/// once while consecutive paths share it (an index or a tree, in order): a
+/// path's verdict is its parent's, else its last component's, which is the
+/// verdict of the whole path.
+pub struct PathChecker<'a> {
+    list: &'a Denylist,
+    /// The last parent directory that passed.
+    passed: Option<String>,
+}
+
+impl<'a> PathChecker<'a> {
+    /// A checker with nothing cached.
+    #[must_use]
+    pub fn new(list: &'a Denylist) -> Self {
+        Self { list, passed: None }
+    }
+
+    /// The verdict [`Denylist::check_path`] gives `rel`.
+    pub fn check(&mut self, rel: &str) -> Option<Denial> {
+        let Some((parent, _)) = rel.rsplit_once('/') else {
+            return self.list.check_path(rel);
+        };
+        if self.passed.as_deref() != Some(parent) {
+            if let Some(denial) = self.list.check_path(parent) {
+                return Some(denial);
+            }
+            self.passed = Some(parent.to_owned());
+        }
+        self.list.check_last(rel)
+    }
+}
+
 /// [`glob_match_chars`] on a pattern not yet split, as the tests write one.
 #[cfg(test)]
 #[must_use]
@@ -604,6 +636,38 @@ mod tests {
             "readme.md",
         ] {
             assert_eq!(list.check_last(p), list.check_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn the_path_checker_agrees_with_the_full_check_in_any_order() {
+        let list = Denylist::new(&["priv/keys".into(), "Secret*.TXT".into()]);
+        let mut paths = vec![
+            ".env",
+            "a/.env",
+            "a/b.rs",
+            "a/priv/keys",
+            "a/priv/keys/x",
+            "a/priv/ok.rs",
+            "a/priv/keysx",
+            ".ssh/config",
+            ".ssh/x/y",
+            "src/.git/config",
+            "src/main.rs",
+            "src/secret-1.txt",
+            "src/secret-1.txt/inner",
+            "x/deploy.PEM",
+            "x/deploy.PEM/y",
+            "x/y/z.rs",
+            "node_modules/a/b",
+            "readme.md",
+        ];
+        for _ in 0..2 {
+            let mut checker = PathChecker::new(&list);
+            for p in &paths {
+                assert_eq!(checker.check(p), list.check_path(p), "{p}");
+            }
+            paths.sort_unstable();
         }
     }
 

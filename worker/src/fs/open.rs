@@ -511,6 +511,57 @@ pub fn read_opened(file: File, size: u64, max: u64) -> Result<Vec<u8>, ScanSkip>
     Ok(buf)
 }
 
+/// The fields of a stat that git keeps in its index to tell an unchanged
+/// file without reading it: modification and status-change times to the
+/// nanosecond, inode, owner and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// Modification time: seconds and nanoseconds since the epoch.
+    pub mtime: (i64, u32),
+    /// Status-change time: seconds and nanoseconds since the epoch.
+    pub ctime: (i64, u32),
+    /// Inode number.
+    pub ino: u64,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+}
+
+/// No-follow stat of a walked relative path, with its [`Stamp`] where the
+/// platform gives all of it (`None` elsewhere: the caller must read).
+pub fn stamp_rel(ws: &Workspace, rel: &str) -> io::Result<(Meta, Option<Stamp>)> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::OFlags;
+        let fd = sys::open_beneath(ws, rel, OFlags::PATH)?;
+        let st = rustix::fs::fstat(&fd)?;
+        #[allow(
+            clippy::useless_conversion,
+            clippy::unnecessary_cast,
+            reason = "the stat field types differ between architectures"
+        )]
+        let stamp = Stamp {
+            mtime: (
+                i64::from(st.st_mtime),
+                u32::try_from(st.st_mtime_nsec).unwrap_or(u32::MAX),
+            ),
+            ctime: (
+                i64::from(st.st_ctime),
+                u32::try_from(st.st_ctime_nsec).unwrap_or(u32::MAX),
+            ),
+            ino: u64::from(st.st_ino),
+            uid: st.st_uid,
+            gid: st.st_gid,
+        };
+        Ok((sys::meta_of(&st), Some(stamp)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Ok((stat_rel(ws, rel)?, None))
+    }
+}
+
 /// No-follow stat of a walked (clean, contained) relative path.
 pub fn stat_rel(ws: &Workspace, rel: &str) -> io::Result<Meta> {
     stat(ws, &ContainedPath::root().child_path(rel))

@@ -434,11 +434,23 @@ impl Repo {
     /// The index as entries (stage 0 only; conflicted paths are left out),
     /// under `prefix`. No index: empty.
     pub fn index(&self, prefix: &str, deadline: &Deadline) -> Result<Entries, WireError> {
+        Ok(self.index_with_stats(prefix, deadline)?.0)
+    }
+
+    /// [`Repo::index`], with the stat the index recorded for each entry.
+    pub fn index_with_stats(
+        &self,
+        prefix: &str,
+        deadline: &Deadline,
+    ) -> Result<(Entries, worktree::IndexStats), WireError> {
         let index = match self.repo.try_index() {
             Ok(Some(i)) => i,
-            Ok(None) => return Ok(Entries::new()),
+            Ok(None) => return Ok((Entries::new(), worktree::IndexStats::none())),
             Err(_) => return Err(self.fail(GitReason::Unreadable)),
         };
+        let written = index.timestamp();
+        let mut stats =
+            worktree::IndexStats::written_at(written.unix_seconds(), written.nanoseconds());
         let mut out = Entries::new();
         for (n, e) in index.entries().iter().enumerate() {
             if n.is_multiple_of(4096) {
@@ -458,9 +470,10 @@ impl Repo {
                 gix::index::entry::Mode::DIR => continue,
                 _ => 0o100644,
             };
+            stats.insert(&path, &e.stat);
             out.insert(path, Entry { mode, id: e.id });
         }
-        Ok(out)
+        Ok((out, stats))
     }
 
     /// The checked-out branch's full and short names (`None`: detached).

@@ -7,13 +7,117 @@
 //! `read_file` would refuse is never read: the diff shows a one-line notice
 //! with the reason instead. A tracked symbolic link is compared by its target
 //! text (what git stores for it), read without following it.
+//!
+//! A tracked file whose stat still matches what the index recorded when it
+//! was last known to match its blob is not read at all ([`IndexStats`]), by
+//! git's own rule: times to the nanosecond, inode, owner and size must all be
+//! equal, and the file must not be "racily clean" (modified in or after the
+//! instant the index was written, when a change can hide behind an equal
+//! stat). The stat is taken through the same opener, so it sees exactly the
+//! file a read would open, and the shortcut applies only where a read would
+//! succeed or was refused only for its size (a regular file, one link
+//! unless hard links are allowed); everything else is read or refused as
+//! before.
 
+use std::collections::HashMap;
 use std::io::Read;
 
 use moat_protocol::wire_error::{Denial, Missing, Outside, TooLarge, WireError};
 
 use crate::fs::Workspace;
+use crate::fs::open::{Kind, Stamp};
 use crate::fs::{containment, open};
+
+/// The stat fields the index keeps for an entry, as recorded.
+#[derive(Debug, Clone, Copy)]
+struct Recorded {
+    mtime: (i64, u32),
+    ctime: (i64, u32),
+    ino: u32,
+    uid: u32,
+    gid: u32,
+    size: u32,
+}
+
+/// The index's recorded stats, and when the index was written.
+#[derive(Debug, Default)]
+pub struct IndexStats {
+    by_path: HashMap<String, Recorded>,
+    /// The index file's modification time; `None`: no index, nothing is
+    /// trusted.
+    written: Option<(i64, u32)>,
+}
+
+impl IndexStats {
+    /// No index: every file is read.
+    #[must_use]
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// An index written at `secs`.`nanos`.
+    #[must_use]
+    pub fn written_at(secs: i64, nanos: u32) -> Self {
+        Self {
+            by_path: HashMap::new(),
+            written: Some((secs, nanos)),
+        }
+    }
+
+    /// Record the stat the index holds for `path`.
+    pub fn insert(&mut self, path: &str, stat: &gix::index::entry::Stat) {
+        self.by_path.insert(
+            path.to_owned(),
+            Recorded {
+                mtime: (i64::from(stat.mtime.secs), stat.mtime.nsecs),
+                ctime: (i64::from(stat.ctime.secs), stat.ctime.nsecs),
+                ino: stat.ino,
+                uid: stat.uid,
+                gid: stat.gid,
+                size: stat.size,
+            },
+        );
+    }
+
+    /// Whether the work-tree file at the tracked path `rel` (index mode
+    /// `mode`) is, by its stat alone, the blob the index names. `false`
+    /// means only "read it to know".
+    #[must_use]
+    pub fn unchanged(&self, ws: &Workspace, rel: &str, mode: u32) -> bool {
+        if mode == 0o120000 || mode == 0o160000 {
+            return false;
+        }
+        let (Some(written), Some(rec)) = (self.written, self.by_path.get(rel)) else {
+            return false;
+        };
+        // Racily clean: the file may have changed within the timestamp
+        // granularity of the index write, after its stat was recorded.
+        if rec.mtime >= written {
+            return false;
+        }
+        let Ok((meta, Some(stamp))) = open::stamp_rel(ws, rel) else {
+            return false;
+        };
+        // A file over the size limit is never read, but its stat can still
+        // say it is unchanged (which says nothing of its content); a second
+        // hard link may be another file's name and is refused as a read is.
+        let regular = meta.kind == Kind::File && (meta.nlink <= 1 || ws.allow_hard_links());
+        regular && same(rec, &stamp, meta.size)
+    }
+}
+
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the index keeps the low 32 bits of inode and size, as git does"
+)]
+fn same(rec: &Recorded, now: &Stamp, size: u64) -> bool {
+    rec.mtime == now.mtime
+        && rec.ctime == now.ctime
+        && rec.ino == now.ino as u32
+        && rec.uid == now.uid
+        && rec.gid == now.gid
+        && rec.size == size as u32
+}
 
 /// What the work tree holds at a tracked path.
 #[derive(Debug)]

@@ -30,7 +30,7 @@ use gix::revision::plumbing::Spec;
 use crate::deadline::Deadline;
 use crate::fs::Workspace;
 use crate::git::patch::{self, FileChange, StatChange, StatRow};
-use crate::git::worktree::{self, Side};
+use crate::git::worktree::{self, IndexStats, Side};
 use crate::git::{self, Entries, Entry, Repo, check_deadline};
 use crate::redact::{RedactionReport, Redactor};
 use crate::sources;
@@ -48,8 +48,9 @@ const HIDDEN_CHANGE: &str = "moat: the change lies inside redacted text.\n";
 enum New {
     /// Objects (a tree or the index).
     Objects(Entries),
-    /// The work tree at the index's paths (the entries are the index).
-    WorkTree(Entries),
+    /// The work tree at the index's paths (the entries are the index, with
+    /// the stats it recorded).
+    WorkTree(Entries, IndexStats),
 }
 
 /// One side of one changed file.
@@ -150,17 +151,17 @@ pub fn run(
     };
     let (old, new) = match (target.revision, args.staged) {
         (None, false) => {
-            let index = repo.index(prefix, deadline)?;
-            (index.clone(), New::WorkTree(index))
+            let (index, stats) = repo.index_with_stats(prefix, deadline)?;
+            (index.clone(), New::WorkTree(index, stats))
         }
         (None, true) => (head_tree()?, New::Objects(repo.index(prefix, deadline)?)),
         (Some(rev), staged) => match repo.resolve(rev)? {
             Spec::Include(id) => {
-                let index = repo.index(prefix, deadline)?;
+                let (index, stats) = repo.index_with_stats(prefix, deadline)?;
                 let new = if staged {
                     New::Objects(index)
                 } else {
-                    New::WorkTree(index)
+                    New::WorkTree(index, stats)
                 };
                 (tree(id)?, new)
             }
@@ -243,7 +244,7 @@ fn compare(
     deadline: &Deadline,
 ) -> Result<Vec<Change>, WireError> {
     let new_entries = match new {
-        New::Objects(e) | New::WorkTree(e) => e,
+        New::Objects(e) | New::WorkTree(e, _) => e,
     };
     let paths: BTreeSet<&String> = old.keys().chain(new_entries.keys()).collect();
     let mut changes = Vec::new();
@@ -253,7 +254,11 @@ fn compare(
         }
         let o = old.get(path).copied();
         let e = new_entries.get(path).copied();
-        let work = matches!(new, New::WorkTree(_));
+        let stats = match new {
+            New::WorkTree(_, stats) => Some(stats),
+            New::Objects(_) => None,
+        };
+        let work = stats.is_some();
         if !work && o == e {
             continue;
         }
@@ -274,6 +279,9 @@ fn compare(
             (false, _) | (true, None) => version(e),
             (true, Some(e)) if e.mode == GITLINK => {
                 // A submodule's work tree is not looked into.
+                version(Some(e))
+            }
+            (true, Some(e)) if stats.is_some_and(|s| s.unchanged(ws, path, e.mode)) => {
                 version(Some(e))
             }
             (true, Some(e)) => match worktree::read(ws, path, e.mode) {

@@ -13,14 +13,19 @@
 //!   ([`worktree::read`]: containment, denylist, no link followed, one hard
 //!   link, no special file, at most `max_file_bytes`), hashed as a blob and
 //!   compared with the index's id; what the opener refuses is listed by name
-//!   with `X` (not compared), never read through a side door. A no-follow
+//!   with `X` (not compared), never read through a side door. A file whose
+//!   stat still matches the one the index recorded is not read at all, by
+//!   git's own rule ([`IndexStats`]: the stat taken through the same opener,
+//!   racily clean entries read). A no-follow
 //!   stat first tells a type change (`T`: a file that became a symbolic link,
 //!   a directory or a special file) and a deletion (`D`);
 //! * untracked paths come from moat's own listing ([`open::read_dir`],
 //!   `openat2` beneath the root, no link followed): symbolic links are
 //!   listed by name, never followed; special files are not listed (git does
-//!   not list them either); an untracked directory is one `dir/` entry and
-//!   is not walked further;
+//!   not list them either); an untracked directory is one `dir/` entry,
+//!   listed only when it holds, at some depth, a file or link that is
+//!   neither ignored nor denylisted (git lists it only then); nothing inside
+//!   it is named or counted;
 //! * `.gitignore` files and `.git/info/exclude` are read through the same
 //!   opener and matched with the `ignore` crate's gitignore matcher (no
 //!   global or system excludes).
@@ -44,8 +49,9 @@ use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 use crate::deadline::Deadline;
 use crate::fs::ContainedPath;
 use crate::fs::Workspace;
+use crate::fs::denylist::PathChecker;
 use crate::fs::open::{self, Kind};
-use crate::git::worktree::{self, Side};
+use crate::git::worktree::{self, IndexStats, Side};
 use crate::git::{self, Entries, Repo};
 
 const GITLINK: u32 = 0o160000;
@@ -81,11 +87,18 @@ pub fn run(
         Some(id) => repo.flatten(repo.tree_of(id)?, "", deadline)?,
         None => Entries::new(),
     };
-    let index = repo.index("", deadline)?;
+    let (index, stats) = repo.index_with_stats("", deadline)?;
     let mut denied: BTreeSet<String> = BTreeSet::new();
     let staged = staged(ws, &head_tree, &index, &mut denied);
     let mut truncation = None;
-    let unstaged = unstaged(ws, &repo, &index, &mut denied, &soft, &mut truncation)?;
+    let unstaged = unstaged(
+        ws,
+        &repo,
+        (&index, &stats),
+        &mut denied,
+        &soft,
+        &mut truncation,
+    )?;
     let mut untracked = Vec::new();
     if args.untracked && truncation.is_none() {
         let tracked: BTreeSet<&str> = index.keys().map(String::as_str).collect();
@@ -137,21 +150,47 @@ fn entry(path: &str, status: char) -> StatusEntry {
     }
 }
 
-/// The index against HEAD: object ids and modes only.
+/// The index against HEAD: object ids and modes only, both walked in path
+/// order together.
 fn staged(
     ws: &Workspace,
     head: &Entries,
     index: &Entries,
     denied: &mut BTreeSet<String>,
 ) -> Vec<StatusEntry> {
-    let paths: BTreeSet<&String> = head.keys().chain(index.keys()).collect();
+    let mut checker = PathChecker::new(ws.denylist());
     let mut out = Vec::new();
-    for path in paths {
-        if ws.denylist().check_path(path).is_some() {
+    let (mut h, mut i) = (head.iter().peekable(), index.iter().peekable());
+    loop {
+        let (path, pair) = match (h.peek(), i.peek()) {
+            (None, None) => break,
+            (Some((hp, he)), Some((ip, ie))) if hp == ip => {
+                let next = (*hp, (Some(*he), Some(*ie)));
+                h.next();
+                i.next();
+                next
+            }
+            (Some((hp, he)), Some((ip, _))) if hp < ip => {
+                let next = (*hp, (Some(*he), None));
+                h.next();
+                next
+            }
+            (Some((hp, he)), None) => {
+                let next = (*hp, (Some(*he), None));
+                h.next();
+                next
+            }
+            (_, Some((ip, ie))) => {
+                let next = (*ip, (None, Some(*ie)));
+                i.next();
+                next
+            }
+        };
+        if checker.check(path).is_some() {
             denied.insert(path.clone());
             continue;
         }
-        let status = match (head.get(path), index.get(path)) {
+        let status = match pair {
             (None, Some(_)) => 'A',
             (Some(_), None) => 'D',
             (Some(h), Some(i)) if h == i => continue,
@@ -175,23 +214,27 @@ fn kind(mode: u32) -> u32 {
 fn unstaged(
     ws: &Workspace,
     repo: &Repo,
-    index: &Entries,
+    (index, stats): (&Entries, &IndexStats),
     denied: &mut BTreeSet<String>,
     deadline: &Deadline,
     truncation: &mut Option<Limit>,
 ) -> Result<Vec<StatusEntry>, WireError> {
+    let mut checker = PathChecker::new(ws.denylist());
     let mut out = Vec::new();
     for (path, e) in index {
         if deadline.expired() {
             *truncation = Some(Limit::Time);
             break;
         }
-        if ws.denylist().check_path(path).is_some() {
+        if checker.check(path).is_some() {
             denied.insert(path.clone());
             continue;
         }
         if e.mode == GITLINK {
             // A submodule's work tree is not looked into.
+            continue;
+        }
+        if stats.unchanged(ws, path, e.mode) {
             continue;
         }
         let meta = match open::stat_rel(ws, path) {
@@ -353,7 +396,14 @@ impl Walk<'_> {
                         break;
                     }
                 }
-                Kind::Directory => self.out.push(entry(&format!("{rel}/"), '?')),
+                Kind::Directory => match self.holds_untracked(&rel, deadline)? {
+                    Ok(true) => self.out.push(entry(&format!("{rel}/"), '?')),
+                    Ok(false) => {}
+                    Err(limit) => {
+                        result = Some(limit);
+                        break;
+                    }
+                },
                 Kind::File | Kind::Symlink => self.out.push(entry(&rel, '?')),
                 Kind::Special(_) => {}
             }
@@ -362,6 +412,61 @@ impl Walk<'_> {
             self.ignores.pop();
         }
         Ok(result)
+    }
+}
+
+impl Walk<'_> {
+    /// Whether the untracked directory `dir` holds a file or link that is
+    /// neither ignored nor denylisted, at any depth (git shows an untracked
+    /// directory only then). Stops at the first one; `Err` past the walk's
+    /// cap or the deadline.
+    fn holds_untracked(
+        &mut self,
+        dir: &str,
+        deadline: &Deadline,
+    ) -> Result<Result<bool, Limit>, WireError> {
+        let Ok(mut entries) = open::read_dir(self.ws, &ContainedPath::root().child_path(dir))
+        else {
+            return Ok(Ok(false));
+        };
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let pushed = match self.matcher(dir, &[format!("{dir}/.gitignore")]) {
+            Some(gi) => {
+                self.ignores.push((dir.to_owned(), gi));
+                true
+            }
+            None => false,
+        };
+        let mut found = Ok(false);
+        for e in entries {
+            self.seen += 1;
+            if self.seen > MAX_STATUS_WALK {
+                found = Err(Limit::Files);
+                break;
+            }
+            if deadline.expired() {
+                found = Err(Limit::Time);
+                break;
+            }
+            let Some(meta) = e.meta else { continue };
+            let rel = format!("{dir}/{}", e.name);
+            let is_dir = meta.kind == Kind::Directory;
+            if self.ignored(&rel, is_dir) || self.ws.denylist().check_last(&rel).is_some() {
+                continue;
+            }
+            found = match meta.kind {
+                Kind::Directory => self.holds_untracked(&rel, deadline)?,
+                Kind::File | Kind::Symlink => Ok(true),
+                Kind::Special(_) => Ok(false),
+            };
+            if found != Ok(false) {
+                break;
+            }
+        }
+        if pushed {
+            self.ignores.pop();
+        }
+        Ok(found)
     }
 }
 
