@@ -631,7 +631,9 @@ pub struct FindReferencesOutput {
     pub total_references: u64,
     /// Files searched.
     pub files_scanned: u64,
-    /// Files whose strings and comments were told apart by a parser.
+    /// Files whose strings and comments were told apart: by a parser, or
+    /// for C and C++ (whose preprocessor leaves most real files unparsable
+    /// without their headers) by a lexer.
     pub parsed_files: u64,
     /// Files of other languages (or that did not parse), matched as text.
     pub text_files: u64,

@@ -513,3 +513,47 @@ fn hostile_names_cannot_forge_lines_in_any_answer() {
         }
     }
 }
+
+/// C as the kernel writes it (a macro used as a loop header, a function
+/// header split by `#if`/`#else`, which no C parser accepts) still has its comments, string and
+/// character literals and header names told apart: only the code
+/// occurrences are references, and the file counts as parsed.
+#[test]
+fn find_references_tells_comments_and_literals_apart_in_macro_heavy_c() {
+    let fx = Fixture::new();
+    fx.file(
+        "drv.c",
+        concat!(
+            "#include <total.h>\n",
+            "/* total in a\n   block comment */\n",
+            "static int total(int x) { return x; } // total\n",
+            "void walk(struct list_head *head) {\n",
+            "\tlist_for_each_entry(pos, head, member) {\n",
+            "\t\tpr_info(\"total %d\\n\", total(pos->n));\n",
+            "\t}\n",
+            "\tchar c = 't'; int n = 1'000; total(n);\n",
+            "}\n",
+            "#if defined(CONFIG_X)\n",
+            "int total_x(void) {\n",
+            "#else\n",
+            "int total_y(int x) {\n",
+            "#endif\n",
+            "\treturn 0;\n",
+            "}\n",
+        ),
+    );
+    for mode in Mode::BOTH {
+        let mut m = connect(&fx, mode);
+        let r = call_ok(&mut m, "find_references", json!({"identifier": "total"}));
+        let s = &r["structuredContent"];
+        let got: Vec<(u64, u64)> = s["references"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x["line"].as_u64().unwrap(), x["column"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(got, [(4, 12), (7, 25), (9, 31)], "{r}");
+        assert_eq!(s["parsed_files"], 1, "{r}");
+        assert_eq!(s["text_files"], 0, "{r}");
+    }
+}

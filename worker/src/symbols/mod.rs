@@ -67,6 +67,7 @@
 //! The pattern method uses the linear-time `regex` crate.
 
 mod language;
+mod lexical;
 mod pattern;
 #[cfg(test)]
 mod testutil;
@@ -481,9 +482,11 @@ pub fn outline(
     finish(entries, SymbolMethod::Pattern)
 }
 
-/// Whether each byte range of `source` is code rather than inside a string
-/// or a comment, by the language's parser; `None` when it has none, the file
-/// is too large to parse or does not parse cleanly, or the deadline passed.
+/// Whether each byte range of `source` (in ascending order) is code rather
+/// than inside a string or a comment: for C and C++ by a lexer
+/// ([`lexical`], which always answers), otherwise by the language's parser;
+/// `None` when it has none, the file is too large to parse or does not
+/// parse cleanly, or the deadline passed.
 #[must_use]
 pub fn code_ranges(
     lang: Language,
@@ -492,6 +495,9 @@ pub fn code_ranges(
     ranges: &[std::ops::Range<usize>],
     deadline: Option<Instant>,
 ) -> Option<Vec<bool>> {
+    if matches!(lang, Language::C | Language::Cpp) {
+        return Some(lexical::c_code_ranges(source, ranges));
+    }
     if !lang.is_parsed() || source.len() > PARSE_MAX_BYTES {
         return None;
     }

@@ -113,7 +113,7 @@ fn prepare_sides<'a>(
         (Cow::Borrowed(a), Cow::Borrowed(b)) => (Cow::Borrowed(a), Cow::Borrowed(b), false),
         (a, b) => {
             let lossy = |side: Cow<'a, [u8]>| match side {
-                Cow::Borrowed(raw) => match String::from_utf8_lossy(raw) {
+                Cow::Borrowed(raw) => match sources::decode(raw) {
                     Cow::Borrowed(_) => Cow::Borrowed(raw),
                     Cow::Owned(text) => Cow::Owned(text.into_bytes()),
                 },

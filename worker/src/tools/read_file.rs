@@ -55,7 +55,7 @@ pub fn run(
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
     // Valid UTF-8 (the usual case) is checked by the fast validator and
     // borrowed; anything else gets U+FFFD for each invalid sequence.
-    let raw = String::from_utf8_lossy(&bytes);
+    let raw = sources::decode(&bytes);
     // Redaction keeps every line break, so the raw text has the lines the
     // redacted one will.
     let raw_lines = split_lines(&raw);

@@ -361,7 +361,7 @@ fn line_text(bytes: &[u8]) -> String {
     while let [rest @ .., b'\n' | b'\r'] = b {
         b = rest;
     }
-    let s = String::from_utf8_lossy(b);
+    let s = crate::sources::decode(b);
     if s.len() <= SEARCH_LINE_CHARS {
         s.into_owned()
     } else {
@@ -470,7 +470,7 @@ pub(super) fn search_text(
     // (U+FFFD for invalid UTF-8), so the first one sees what the second does
     // wherever no placeholder is.
     let shown = if redactor.enabled() {
-        String::from_utf8_lossy(bytes)
+        crate::sources::decode(bytes)
     } else {
         std::borrow::Cow::Borrowed("")
     };

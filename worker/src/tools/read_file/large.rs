@@ -330,7 +330,7 @@ fn answer(
         source.push(b'\n');
     }
     let lead = block + kept;
-    let raw = String::from_utf8_lossy(&source);
+    let raw = sources::decode(&source);
     let mut report = RedactionReport::default();
     let redacted = sources::redact_source(ws.redactor(), &raw, &mut report);
     let lines = split_lines(&redacted);
