@@ -13,6 +13,10 @@
 #                                         # (target >= 90%) and p99 of each,
 #                                         # then valid callers during a burst
 #                                         # of invalid tokens
+#   AUTH=sweep DURATION=5 bench/http-load.sh   # bearer, every sandbox.workers
+#                                         # in SWEEP_WORKERS (1 2 4) by every
+#                                         # connection count in SWEEP_CONNECTIONS
+#                                         # (8 64 256): one table
 #
 # With OAuth the key pair and the tokens are made with openssl (ALG=ES256,
 # RS256 or EdDSA) and the JWKS is a file (http.oauth.jwks_path), so the
@@ -36,7 +40,9 @@ LOG_LEVEL="${LOG_LEVEL:-info}"     # the broker's log level (info logs every req
 AUTH="${AUTH:-bearer}"             # bearer, oauth or compare
 ALG="${ALG:-ES256}"                # OAuth token algorithm: ES256, RS256 or EdDSA
 BURST_CONNECTIONS="${BURST_CONNECTIONS:-$((CONNECTIONS / 2))}"
-case "$AUTH" in bearer|oauth|compare) ;; *) echo "AUTH must be bearer, oauth or compare" >&2; exit 2 ;; esac
+SWEEP_WORKERS="${SWEEP_WORKERS:-1 2 4}"
+SWEEP_CONNECTIONS="${SWEEP_CONNECTIONS:-8 64 256}"
+case "$AUTH" in bearer|oauth|compare|sweep) ;; *) echo "AUTH must be bearer, oauth, compare or sweep" >&2; exit 2 ;; esac
 
 need_wrk() {
     command -v wrk >/dev/null 2>&1 && return 0
@@ -276,7 +282,7 @@ BEARER_TOKEN="$TOKEN"
 ERRORS_SEEN=0
 TERM_FAILED=0
 MAX_CONNECTIONS="$CONNECTIONS"
-[ "$AUTH" = bearer ] || oauth_material
+case "$AUTH" in bearer|sweep) ;; *) oauth_material ;; esac
 
 # One run at the connection limit; prints its figures, leaves requests/s
 # and p99 in RPS and P99.
@@ -293,6 +299,24 @@ measure() {
 
 case "$AUTH" in
     bearer|oauth) measure "$AUTH" ;;
+    sweep)
+        # Each cell is its own server: the connection limit and the in-flight
+        # limit are the cell's connection count, the pool its worker count.
+        TABLE="$WORK/sweep.txt"
+        : >"$TABLE"
+        for w in $SWEEP_WORKERS; do
+            for c in $SWEEP_CONNECTIONS; do
+                WORKERS="$w"; CONNECTIONS="$c"; MAX_CONNECTIONS="$c"
+                measure bearer
+                printf '| %s | %s | %s | %s | %s | %s |\n' "$w" "$c" "$RPS" \
+                    "$(field 'latency p50')" "$P99" "$(sed -n 's/^errors *\([0-9]*\).*/\1/p' "$WORK/wrk.out")" >>"$TABLE"
+            done
+        done
+        echo "== sweep: $TOOL, bearer, log level $LOG_LEVEL, $THREADS wrk threads, ${DURATION} s per cell, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "| sandbox.workers | connections | req/s | p50 ms | p99 ms | errors |"
+        echo "|---:|---:|---:|---:|---:|---:|"
+        cat "$TABLE"
+        ;;
     compare)
         measure bearer; BEARER_RPS="$RPS"; BEARER_P99="$P99"
         measure oauth; OAUTH_RPS="$RPS"; OAUTH_P99="$P99"

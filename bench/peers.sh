@@ -71,7 +71,7 @@ log "node $(node --version), $("$GIT_DIR_/bin/python" --version), $(git --versio
 # The 50 KB file is cut from real Rust source: the worker's symbol parsers.
 exec "$PWD/target/release/peer-bench" \
     --cache "$CACHE" \
-    $(for f in worker/src/symbols/mod.rs worker/src/symbols/treesitter.rs worker/src/symbols/ecmascript.rs; do printf -- '--source %s ' "$f"; done) \
+    $(for f in worker/src/symbols/mod.rs worker/src/symbols/treesitter/mod.rs worker/src/symbols/treesitter/ecmascript.rs; do printf -- '--source %s ' "$f"; done) \
     --moat "$MOAT" \
     --null "$PWD/target/release/null-server" \
     --node "$(command -v node)" \
