@@ -107,25 +107,28 @@ class Server:
         self.proc = None
 
     def _write(self, msg):
-        data = (json.dumps(msg) + "\n").encode()
+        data = msg if isinstance(msg, bytes) else (json.dumps(msg) + "\n").encode()
         fd = self.proc.stdin.fileno()
         while data:
             data = data[os.write(fd, data):]
 
     def _read_answer(self, want_id, deadline):
         """Lines until the answer to `want_id` (requests and notifications
-        from the server are skipped); (raw line, parsed)."""
+        from the server are skipped); (the time its last byte was read, raw
+        line, parsed). The time is taken before the line is parsed: the
+        client's JSON decoding is not the server's cost."""
         fd = self.proc.stdout.fileno()
         scan = 0
         while True:
             nl = self.buf.find(b"\n", scan)
             if nl >= 0:
+                done = time.perf_counter()
                 line = bytes(self.buf[:nl + 1])
                 del self.buf[:nl + 1]
                 scan = 0
                 msg = json.loads(line)
                 if msg.get("id") == want_id and "method" not in msg:
-                    return line, msg
+                    return done, line, msg
                 continue
             scan = len(self.buf)
             left = deadline - time.perf_counter()
@@ -148,11 +151,12 @@ class Server:
         rid = self.next_id
         self.next_id += 1
         msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        data = (json.dumps(msg) + "\n").encode()
         try:
             t = time.perf_counter()
-            self._write(msg)
-            line, r = self._read_answer(rid, t + timeout)
-            dt = time.perf_counter() - t
+            self._write(data)
+            done, line, r = self._read_answer(rid, t + timeout)
+            dt = done - t
         except (Failed, OSError, ValueError) as e:
             self.kill()
             raise Failed(f"{e} after {timeout:g} s" if str(e) == "timeout" else str(e))
