@@ -245,3 +245,39 @@ fn placeholders_in_those_shapes_survive() {
         assert!(line.contains(kept), "{kept} was redacted:\n{line}");
     }
 }
+
+#[test]
+fn documentation_tags_and_member_access_in_c_are_not_redacted() {
+    // Kernel-style C: a `@name:` doc tag followed by its description, and a
+    // value reached through `->`, are not credentials; a tag holding a
+    // bare random value is.
+    let fx = Fixture::new();
+    fx.file(
+        "irq.c",
+        "/**\n * @bus_token: domain-specific data\n * @private_key:\tpregenerated private key for the given curve\n */\nvoid f(void)\n{\n\t__entry->xdp_pass\t= xdp_stats->pass;\n\tmsk->token = subflow_req->token;\n}\n",
+    );
+    let t = token();
+    fx.file("doc.c", format!("/**\n * @token: {t}\n */\n"));
+    let mut m = Moat::connect(&fx.root, &Options::new(Mode::Confined), Era::Modern);
+    let (line, result) = call_line(&mut m, "read_file", json!({"path": "irq.c"}));
+    assert_eq!(
+        result["structuredContent"]["redaction"]["count"],
+        json!(0),
+        "{line}"
+    );
+    for kept in [
+        "domain-specific data",
+        "pregenerated private key",
+        "xdp_stats->pass",
+        "subflow_req->token",
+    ] {
+        assert!(line.contains(kept), "{kept} was redacted:\n{line}");
+    }
+    let (line, result) = call_line(&mut m, "read_file", json!({"path": "doc.c"}));
+    assert!(!line.contains(&t), "the token left the server:\n{line}");
+    assert_eq!(
+        result["structuredContent"]["redaction"]["applied"],
+        json!(true),
+        "{line}"
+    );
+}

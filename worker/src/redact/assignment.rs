@@ -168,6 +168,17 @@ pub(super) fn assignment_at(
     if separator == Separator::Comma && !quoted {
         return name_end;
     }
+    if separator == Separator::Colon
+        && !quoted
+        && before == Some(b'@')
+        && prose_follows(bytes, value.end)
+    {
+        // A documentation tag (kernel-doc's `@bus_token: domain-specific
+        // data`, and the `@name:` of other doc-comment styles) followed by a
+        // sentence describes the name; a value alone after such a tag is
+        // still judged.
+        return name_end;
+    }
     if value_is_secret(&text[value.clone()], quoted, &word) {
         out.push(Found {
             start: value.start,
@@ -176,6 +187,18 @@ pub(super) fn assignment_at(
         });
     }
     name_end
+}
+
+/// Whether the line goes on after `at` with blanks and then a word of
+/// letters: the value is the first word of a sentence.
+fn prose_follows(bytes: &[u8], at: usize) -> bool {
+    let next = skip_blanks(bytes, at);
+    next > at
+        && bytes[next..]
+            .iter()
+            .take_while(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .all(u8::is_ascii_alphabetic)
+        && bytes.get(next).is_some_and(u8::is_ascii_alphabetic)
 }
 
 /// Skips spaces and tabs.
@@ -356,26 +379,30 @@ fn value_at(text: &str, mut at: usize) -> Option<(std::ops::Range<usize>, bool)>
         // stands inside an unquoted password. Any control byte ends one too
         // (vertical tab and NUL included, which `is_ascii_whitespace` does
         // not cover): the value before it is judged on its own instead of the
-        // whole run being refused as "contains a control character".
-        if b.is_ascii_whitespace()
-            || b.is_ascii_control()
-            || matches!(
-                b,
-                b'"' | b'\''
-                    | b'`'
-                    | b';'
-                    | b','
-                    | b'&'
-                    | b'|'
-                    | b'<'
-                    | b'>'
-                    | b'('
-                    | b')'
-                    | b'['
-                    | b']'
-                    | b'{'
-                    | b'}'
-            )
+        // whole run being refused as "contains a control character". The `>`
+        // of `->` (member access through a pointer) does not end it: the
+        // whole chain is judged, as `self.token` is.
+        let arrow = b == b'>' && end > at && bytes[end - 1] == b'-';
+        if !arrow
+            && (b.is_ascii_whitespace()
+                || b.is_ascii_control()
+                || matches!(
+                    b,
+                    b'"' | b'\''
+                        | b'`'
+                        | b';'
+                        | b','
+                        | b'&'
+                        | b'|'
+                        | b'<'
+                        | b'>'
+                        | b'('
+                        | b')'
+                        | b'['
+                        | b']'
+                        | b'{'
+                        | b'}'
+                ))
         {
             break;
         }

@@ -1415,6 +1415,36 @@ fn the_key_name_and_syntax_survive() {
 }
 
 #[test]
+fn documentation_tags_and_member_access_are_not_secrets() {
+    // Lines of the Linux tree the assignment rule once took for secrets.
+    for text in [
+        " * @bus_token: domain-specific data",
+        " * @private_key:\tpregenerated private key for the given curve",
+        " * @NL80211_ATTR_TDLS_DIALOG_TOKEN: Non-zero token for uniquely identifying a",
+        "\t\t__entry->xdp_pass\t= xdp_stats->pass;",
+        "\tpassword = ctx->auth->password;",
+        "\t\tpass = jit_data->pass + 1;",
+        "\tmsk->token = subflow_req->token;",
+    ] {
+        let (out, report) = redact(text);
+        assert_eq!(out, text, "{text:?}");
+        assert_eq!(report.count(), 0, "{text:?}");
+    }
+    // Near misses: a value alone after a tag (or before a comment), a tag
+    // with `=`.
+    assert_assignment_hidden(
+        " * @token: Zq8wLk2mPx7nRt4vYb3cD9",
+        "Zq8wLk2mPx7nRt4vYb3cD9",
+    );
+    assert_assignment_hidden("@password = 'S3cr3t!Passw0rd'", "S3cr3t!Passw0rd");
+    assert_assignment_hidden("token = Zq8wLk2mPx7nRt4vYb3cD9;", "Zq8wLk2mPx7nRt4vYb3cD9");
+    assert_assignment_hidden(
+        " * @token: Zq8wLk2mPx7nRt4vYb3cD9 # rotate yearly",
+        "Zq8wLk2mPx7nRt4vYb3cD9",
+    );
+}
+
+#[test]
 fn placeholders_references_and_code_are_not_secrets() {
     for text in [
         "password = \"changeme\"",
