@@ -318,7 +318,8 @@ pub struct SearchCodeOutput {
     /// (empty: complete).
     #[serde(default)]
     pub stopped_by: Vec<Limit>,
-    /// What redacting the files with matches replaced.
+    /// What redacting the files that hold this page's matches (or the
+    /// matches of the pages before it) replaced.
     pub redaction: RedactionCounts,
 }
 

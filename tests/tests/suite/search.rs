@@ -763,3 +763,52 @@ fn the_search_result_schema_is_stable() {
     );
     let _: &Value = &sc["matches"][0];
 }
+
+#[test]
+fn a_full_page_answers_the_same_and_reports_only_the_files_it_shows() {
+    // Many files match; the page holds the first three matches. Files
+    // sorting after the page cannot change the answer, so they are passed
+    // over without being redacted: the matches, `truncated` and the counts
+    // are those of a search of everything, and the redaction report counts
+    // only the files whose matches are on the page (or before it), never a
+    // secret in a file the answer does not show.
+    let fx = Fixture::new();
+    let token = ["Zq8wLk2m", "Px7nRt4v", "Yb3cD9"].concat();
+    for i in 0..40 {
+        fx.file(&format!("src/m{i:02}.txt"), "needle one\nneedle two\n");
+    }
+    fx.file(
+        "src/z_last.txt",
+        format!("needle here\napi_token = \"{token}\" # needle\n"),
+    );
+    let mut m = start(&fx.root, Mode::Confined);
+    let sc = ok(
+        &mut m,
+        "search_code",
+        json!({"pattern": "needle", "max_results": 3}),
+    );
+    assert_eq!(
+        match_paths(&sc),
+        ["src/m00.txt", "src/m00.txt", "src/m01.txt"],
+        "{sc}"
+    );
+    assert_eq!(sc["truncated"], true, "{sc}");
+    assert_eq!(sc["files_scanned"], 41, "{sc}");
+    assert_eq!(sc["redaction"]["applied"], false, "{sc}");
+    assert!(!sc.to_string().contains(&token), "{sc}");
+    // The page that shows the file with the secret reports its redaction,
+    // and the line holding the secret shows the placeholder.
+    let sc = ok(
+        &mut m,
+        "search_code",
+        json!({"pattern": "needle", "path": "src", "file_glob": ["z_*"]}),
+    );
+    assert_eq!(
+        match_paths(&sc),
+        ["src/z_last.txt", "src/z_last.txt"],
+        "{sc}"
+    );
+    assert!(sc.to_string().contains("[redacted:"), "{sc}");
+    assert_eq!(sc["redaction"]["applied"], true, "{sc}");
+    assert!(!sc.to_string().contains(&token), "{sc}");
+}

@@ -150,7 +150,11 @@ pub fn run(
     let mut more_matches = collected.total > collected.kept;
     let mut bytes_cut = false;
     let mut before = 0usize;
-    'outer: for (_, file_matches) in collected.files {
+    let mut report = RedactionReport::default();
+    for (_, file_report) in collected.files.values() {
+        report.merge(file_report);
+    }
+    'outer: for (_, (file_matches, _)) in collected.files {
         for m in file_matches {
             if before < skip {
                 before += 1;
@@ -194,7 +198,7 @@ pub fn run(
         truncated,
         timed_out,
         stopped_by,
-        redaction: sources::counts(&collected.report),
+        redaction: sources::counts(&report),
     }))
 }
 
@@ -239,16 +243,17 @@ fn rendered_len(m: &SearchMatch) -> usize {
 
 #[derive(Default)]
 struct Collected {
-    /// Matches per file, at most the first `max_results` files' worth kept.
-    files: BTreeMap<String, Vec<SearchMatch>>,
+    /// Matches per file, at most the first `max_results` files' worth kept,
+    /// each with what redacting that file replaced. The answer's redaction
+    /// report is theirs: the files that hold the page's matches or the
+    /// matches before it, whatever order the threads searched in.
+    files: BTreeMap<String, (Vec<SearchMatch>, RedactionReport)>,
     /// Matches found in total.
     total: u64,
     /// Matches currently kept.
     kept: u64,
     scanned: u64,
     skipped: SkipReasons,
-    /// What redacting the files with matches replaced.
-    report: RedactionReport,
     /// The deadline passed inside a large file.
     timed_out: bool,
 }
@@ -276,7 +281,6 @@ impl Results {
         let Ok(mut c) = self.inner.lock() else { return };
         c.scanned += 1;
         c.total += hits.found;
-        c.report.merge(&hits.report);
         c.timed_out |= hits.timed_out;
         let mut matches = hits.matches;
         if matches.is_empty() {
@@ -286,16 +290,36 @@ impl Results {
             rel.clone_into(&mut m.path);
         }
         c.kept += matches.len() as u64;
-        c.files.insert(rel.to_owned(), matches);
+        c.files.insert(rel.to_owned(), (matches, hits.report));
         // Drop the last files (in path order) that cannot be among the first
         // `max` matches.
-        while let Some(last_len) = c.files.last_key_value().map(|(_, v)| v.len() as u64) {
+        while let Some(last_len) = c.files.last_key_value().map(|(_, v)| v.0.len() as u64) {
             if c.kept - last_len < self.max as u64 {
                 break;
             }
             c.files.pop_last();
             c.kept -= last_len;
         }
+    }
+
+    /// Whether nothing in the file `rel` can change the answer any more:
+    /// the first `max` matches are held, at least one more is known (so the
+    /// answer is cut by results whatever else is found), and `rel` sorts
+    /// after the last file holding one of them, so its matches would be
+    /// dropped. Both only tighten as the search goes on (the held files
+    /// only move earlier, the matches found only grow), so a file passed
+    /// over here is one the finished search would have dropped. Only held
+    /// matches decide it, and they come from redacted text: passing a file
+    /// over reveals nothing of what a placeholder hides.
+    fn settled(&self, rel: &str) -> bool {
+        let Ok(c) = self.inner.lock() else {
+            return false;
+        };
+        c.kept >= self.max as u64
+            && c.total > c.kept
+            && c.files
+                .last_key_value()
+                .is_some_and(|(last, _)| rel > last.as_str())
     }
 
     fn into_inner(self) -> Collected {
@@ -407,7 +431,13 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
         if memchr::memchr(0, &bytes).is_some() {
             return results.skipped(walk::SkipReason::Binary);
         }
-        match search_text(ws, &bytes, &Span::WHOLE, matcher, searcher, context, max) {
+        let settled = || results.settled(rel);
+        let want = Want {
+            context,
+            max,
+            settled: &settled,
+        };
+        match search_text(ws, &bytes, &Span::WHOLE, matcher, searcher, &want) {
             Some(hits) => hits,
             None => return results.skipped(walk::SkipReason::Unreadable),
         }
@@ -440,6 +470,18 @@ impl Span {
     }
 }
 
+/// What one search of a text is for.
+pub(super) struct Want<'a> {
+    /// Context lines on each side of a match.
+    pub(super) context: usize,
+    /// Matches kept.
+    pub(super) max: usize,
+    /// Asked once the text is known to match, before it is redacted:
+    /// whether nothing in it can change the answer any more
+    /// ([`Results::settled`]).
+    pub(super) settled: &'a dyn Fn() -> bool,
+}
+
 /// What searching one file gave.
 #[derive(Default)]
 pub(super) struct FileHits {
@@ -462,9 +504,13 @@ pub(super) fn search_text(
     span: &Span,
     matcher: &RegexMatcher,
     searcher: &mut Searcher,
-    context: usize,
-    max: usize,
+    want: &Want<'_>,
 ) -> Option<FileHits> {
+    let &Want {
+        context,
+        max,
+        settled,
+    } = want;
     let redactor = ws.redactor();
     // With redaction on, both searches read the text as every tool shows it
     // (U+FFFD for invalid UTF-8), so the first one sees what the second does
@@ -487,6 +533,11 @@ pub(super) fn search_text(
         clear_of_placeholders: None,
     };
     searcher.search_slice(matcher, first, &mut sink).ok()?;
+    if sink.found > 0 && settled() {
+        // Its matches could only be dropped: neither redacted nor searched
+        // again, and it gives nothing, as a file without a match does.
+        return Some(FileHits::default());
+    }
     let mut report = RedactionReport::default();
     let redacted;
     let text: &[u8] = if sink.found > 0 && redactor.enabled() {

@@ -28,7 +28,7 @@ use crate::deadline::Deadline;
 use crate::fs::Workspace;
 use crate::walk::SkipReason;
 
-use super::{FileHits, Span, search_text};
+use super::{FileHits, Span, Want, search_text};
 use crate::tools::read_file::{Before, CONTEXT_BYTES};
 
 /// Smallest page, whatever `max_file_bytes` is: a page is searched with up
@@ -162,7 +162,14 @@ pub(super) fn scan(
             first_file_line: next_line - kept as u64,
         };
         let wanted = max.saturating_sub(hits.matches.len());
-        let found = search_text(ws, &page, &span, matcher, searcher, context, wanted)
+        // A large file is searched to its end: its pages are few, and a
+        // page's matches decide whether later pages are answered for.
+        let want = Want {
+            context,
+            max: wanted,
+            settled: &|| false,
+        };
+        let found = search_text(ws, &page, &span, matcher, searcher, &want)
             .ok_or(SkipReason::Unreadable)?;
         hits.found += found.found;
         hits.matches.extend(found.matches);
