@@ -781,7 +781,19 @@ fn a_full_page_answers_the_same_and_reports_only_the_files_it_shows() {
         "src/z_last.txt",
         format!("needle here\napi_token = \"{token}\" # needle\n"),
     );
-    let mut m = start(&fx.root, Mode::Confined);
+    // Over `max_file_bytes`, so searched page by page: the same holds.
+    fx.file(
+        "src/zz_large.txt",
+        format!(
+            "{}api_token = \"{token}\" # needle\n",
+            "needle and filler text\n".repeat(200)
+        ),
+    );
+    let mut m = start_with(
+        &fx.root,
+        Mode::Confined,
+        &[("MOAT_SANDBOX__MAX_FILE_BYTES", "1024")],
+    );
     let sc = ok(
         &mut m,
         "search_code",
@@ -793,7 +805,7 @@ fn a_full_page_answers_the_same_and_reports_only_the_files_it_shows() {
         "{sc}"
     );
     assert_eq!(sc["truncated"], true, "{sc}");
-    assert_eq!(sc["files_scanned"], 41, "{sc}");
+    assert_eq!(sc["files_scanned"], 42, "{sc}");
     assert_eq!(sc["redaction"]["applied"], false, "{sc}");
     assert!(!sc.to_string().contains(&token), "{sc}");
     // The page that shows the file with the secret reports its redaction,

@@ -417,9 +417,15 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
         Ok(opened) => opened,
         Err(why) => return results.skipped(why.into()),
     };
+    let settled = || results.settled(rel);
+    let want = Want {
+        context,
+        max,
+        settled: &settled,
+    };
     let hits = if size > limit {
         // Larger than one answer may hold: searched page by page.
-        match large::scan(ws, file, matcher, searcher, context, max, deadline) {
+        match large::scan(ws, file, matcher, searcher, &want, deadline) {
             Ok(hits) => hits,
             Err(why) => return results.skipped(why),
         }
@@ -431,12 +437,6 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
         if memchr::memchr(0, &bytes).is_some() {
             return results.skipped(walk::SkipReason::Binary);
         }
-        let settled = || results.settled(rel);
-        let want = Want {
-            context,
-            max,
-            settled: &settled,
-        };
         match search_text(ws, &bytes, &Span::WHOLE, matcher, searcher, &want) {
             Some(hits) => hits,
             None => return results.skipped(walk::SkipReason::Unreadable),

@@ -83,15 +83,15 @@ impl Lines {
     }
 }
 
-/// Search `file` (larger than `max_file_bytes`) page by page; `max` as in
-/// [`search_text`]. `Err` says why the file is skipped.
+/// Search `file` (larger than `max_file_bytes`) page by page, each page as
+/// [`search_text`] searches a text, `want.max` matches in all. `Err` says
+/// why the file is skipped.
 pub(super) fn scan(
     ws: &Workspace,
     file: File,
     matcher: &RegexMatcher,
     searcher: &mut Searcher,
-    context: usize,
-    max: usize,
+    want: &Want<'_>,
     deadline: &Deadline,
 ) -> Result<FileHits, SkipReason> {
     let limit = usize::try_from(ws.limits().max_file_bytes).unwrap_or(usize::MAX);
@@ -161,15 +161,11 @@ pub(super) fn scan(
             first_real: block as u64 + 1,
             first_file_line: next_line - kept as u64,
         };
-        let wanted = max.saturating_sub(hits.matches.len());
-        // A large file is searched to its end: its pages are few, and a
-        // page's matches decide whether later pages are answered for.
-        let want = Want {
-            context,
-            max: wanted,
-            settled: &|| false,
+        let page_want = Want {
+            max: want.max.saturating_sub(hits.matches.len()),
+            ..*want
         };
-        let found = search_text(ws, &page, &span, matcher, searcher, &want)
+        let found = search_text(ws, &page, &span, matcher, searcher, &page_want)
             .ok_or(SkipReason::Unreadable)?;
         hits.found += found.found;
         hits.matches.extend(found.matches);
