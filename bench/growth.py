@@ -31,8 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from search_driver import (  # noqa: E402
-    DENIED_DIRS, DENIED_NAMES, DENIED_PATTERNS, MODERN_META, SKIPPED_DIRS, rg_argv)
+from search_driver import MODERN_META, rg_argv, walk_globs  # noqa: E402
 
 # Limits raised so that one answer can hold what the schema allows (1,000
 # paths, 20,000 tree entries, a 1 MiB file whole) and a walk covers the whole
@@ -241,13 +240,7 @@ def rg_files_argv(rg, path, glob=None, iglob=None):
         argv += ["--glob", glob]
     if iglob:
         argv += ["--iglob", iglob]
-    for d in SKIPPED_DIRS:
-        argv += ["--glob", f"!{d}/"]
-    for n in DENIED_NAMES + DENIED_PATTERNS:
-        argv += ["--iglob", f"!{n}"]
-    for d in DENIED_DIRS:
-        argv += ["--iglob", f"!{d}/"]
-    return argv + [path]
+    return argv + walk_globs() + [path]
 
 
 def quart(xs):
@@ -678,6 +671,21 @@ def part_b(a, gmoats, gdefaults, gfs, ws, subsets, rss_log, out):
           "  rg: `rg -c` with moat's search semantics (as bench/search.sh) for search_code, "
           "`rg --files` with moat's walk (the whole list, unsorted) for find_files.")
 
+    def against_peer(series, x, width, moat_fn, peer_fn, name):
+        """One point of a growth series against server-filesystem: every
+        moat (and the one at default limits) and the peer, measured side by
+        side, noted for the figure and printed as a row."""
+        contenders = [(m.label, moat_fn(m)) for m in gmoats]
+        if gdefaults:
+            contenders.append((gdefaults.label, moat_fn(gdefaults)))
+        contenders.append(("server-filesystem", peer_fn))
+        cells = measure(contenders, a.reps_b)
+        point(series, x, cells)
+        sample(name)
+        print(f"{x:>{width}} " + " ".join(f"{cells[c].show():>24}" for c in mnames + extra) +
+              f"  {cells['moat'].facts}" +
+              (f" | {cells[gdefaults.label].facts}" if gdefaults else ""))
+
     # B2. list_directory against entries.
     print(f"\nB2. list_directory against entries in one directory (small files; reps "
           f"{a.reps_b})\n")
@@ -700,16 +708,7 @@ def part_b(a, gmoats, gdefaults, gfs, ws, subsets, rss_log, out):
         def pfn():
             dt, nb, r = gfs.call("list_directory", {"path": os.path.join(ws, path)}, T)
             return dt, f"{r['content'][0]['text'].count(chr(10)) + 1} lines, {nb:,} B"
-        contenders = [(m.label, lfn(m)) for m in gmoats]
-        if gdefaults:
-            contenders.append((gdefaults.label, lfn(gdefaults)))
-        contenders.append(("server-filesystem", pfn))
-        cells = measure(contenders, a.reps_b)
-        point("list_directory", n, cells)
-        sample(f"list_directory {n}")
-        print(f"{n:>8} " + " ".join(f"{cells[x].show():>24}" for x in mnames + extra) +
-              f"  {cells['moat'].facts}" +
-              (f" | {cells[gdefaults.label].facts}" if gdefaults else ""))
+        against_peer("list_directory", n, 8, lfn, pfn, f"list_directory {n}")
     print("  server-filesystem: its list_directory (names and types, `[FILE] name` lines); "
           "moat also reports each file's size, so it stats every entry.")
 
@@ -735,16 +734,7 @@ def part_b(a, gmoats, gdefaults, gfs, ws, subsets, rss_log, out):
         def pfn():
             dt, nb, r = gfs.call("read_text_file", {"path": os.path.join(ws, rel)}, T)
             return dt, f"{nb:,} B"
-        contenders = [(m.label, rfn(m)) for m in gmoats]
-        if gdefaults:
-            contenders.append((gdefaults.label, rfn(gdefaults)))
-        contenders.append(("server-filesystem", pfn))
-        cells = measure(contenders, a.reps_b)
-        point("read_file", real, cells)
-        sample(f"read_file {size_name(size)}")
-        print(f"{real:>10} " + " ".join(f"{cells[x].show():>24}" for x in mnames + extra) +
-              f"  {cells['moat'].facts}" +
-              (f" | {cells[gdefaults.label].facts}" if gdefaults else ""))
+        against_peer("read_file", real, 10, rfn, pfn, f"read_file {size_name(size)}")
     print("  server-filesystem: read_text_file, the whole file (its text twice: content "
           "and structuredContent).")
 

@@ -21,7 +21,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 
-FS_VERSION=2026.8.31
 MPL_VERSION=3.11.2
 CACHE="${BENCH_CACHE:-$HOME/.cache/moat-bench}"
 log() { printf '[growth] %s\n' "$*" >&2; }
@@ -33,17 +32,7 @@ mkdir -p "$CACHE"
 plot=yes
 for arg in "$@"; do [ "$arg" = --no-plot ] && plot=no; done
 
-FS_DIR="$CACHE/server-filesystem-$FS_VERSION"
-FS_JS="$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
-if [ ! -f "$FS_DIR/.installed" ]; then
-    log "installing @modelcontextprotocol/server-filesystem@$FS_VERSION (npm)"
-    rm -rf "$FS_DIR"
-    mkdir -p "$FS_DIR"
-    npm install --prefix "$FS_DIR" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/server-filesystem@$FS_VERSION" >&2
-    [ -f "$FS_JS" ] || { log "server-filesystem installed without $FS_JS"; exit 1; }
-    touch "$FS_DIR/.installed"
-fi
+. "$here/server-filesystem.sh"
 
 python=python3
 if [ "$plot" = yes ]; then

@@ -22,7 +22,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-FS_VERSION=2026.8.31
 GIT_VERSION=2026.10.19
 CACHE="${BENCH_CACHE:-$HOME/.cache/moat-bench}"
 ROUNDS="${ROUNDS:-5}"
@@ -38,17 +37,7 @@ command -v python3 >/dev/null || { log "python3 (3.10 or later) is needed"; exit
 command -v git >/dev/null || { log "git is needed"; exit 2; }
 mkdir -p "$CACHE"
 
-FS_DIR="$CACHE/server-filesystem-$FS_VERSION"
-FS_JS="$FS_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
-if [ ! -f "$FS_DIR/.installed" ]; then
-    log "installing @modelcontextprotocol/server-filesystem@$FS_VERSION (npm)"
-    rm -rf "$FS_DIR"
-    mkdir -p "$FS_DIR"
-    npm install --prefix "$FS_DIR" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/server-filesystem@$FS_VERSION" >&2
-    [ -f "$FS_JS" ] || { log "server-filesystem installed without $FS_JS"; exit 1; }
-    touch "$FS_DIR/.installed"
-fi
+. bench/server-filesystem.sh
 
 GIT_DIR_="$CACHE/mcp-server-git-$GIT_VERSION"
 GIT_BIN="$GIT_DIR_/bin/mcp-server-git"

@@ -54,6 +54,19 @@ PATTERNS = [
 ]
 
 
+def walk_globs():
+    """ripgrep globs that prune what moat's walk prunes: the skip list of
+    generated trees and the denylist."""
+    argv = []
+    for d in SKIPPED_DIRS:
+        argv += ["--glob", f"!{d}/"]
+    for n in DENIED_NAMES + DENIED_PATTERNS:
+        argv += ["--iglob", f"!{n}"]
+    for d in DENIED_DIRS:
+        argv += ["--iglob", f"!{d}/"]
+    return argv
+
+
 def rg_argv(rg, tree, pattern, regex, case_sensitive, count):
     """ripgrep with moat's search semantics."""
     argv = [rg, "--no-config", "--no-messages",
@@ -69,12 +82,7 @@ def rg_argv(rg, tree, pattern, regex, case_sensitive, count):
         argv.append("--ignore-case")
     if not regex:
         argv.append("--fixed-strings")
-    for d in SKIPPED_DIRS:
-        argv += ["--glob", f"!{d}/"]
-    for n in DENIED_NAMES + DENIED_PATTERNS:
-        argv += ["--iglob", f"!{n}"]
-    for d in DENIED_DIRS:
-        argv += ["--iglob", f"!{d}/"]
+    argv += walk_globs()
     argv += ["--regexp", pattern, tree]
     return argv
 
