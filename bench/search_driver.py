@@ -70,7 +70,6 @@ def walk_globs():
 def rg_argv(rg, tree, pattern, regex, case_sensitive, count):
     """ripgrep with moat's search semantics."""
     argv = [rg, "--no-config", "--no-messages",
-            "--max-filesize", "512000",   # moat skips files over 512,000 bytes
             "--hidden",                   # moat does not skip dot files
             "--no-require-git",           # moat honours .gitignore without .git
             "--no-ignore-parent",         # ... only inside the workspace
