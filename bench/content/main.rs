@@ -14,6 +14,7 @@
 //! cargo bench -p moat-broker --bench content            # 15 runs per input
 //! cargo bench -p moat-broker --bench content -- 31      # more runs
 //! cargo bench -p moat-broker --bench content -- file PATH [RUNS]   # one file
+//! cargo bench -p moat-broker --bench content -- dump PATH          # write the corpus
 //! ```
 //!
 //! The corpus is the Rust sources of the `regex`, `serde_json` and `memchr`
@@ -74,6 +75,15 @@ fn main() {
         return;
     }
     let source = corpus();
+    // `-- dump PATH`: writes the corpus to PATH, for profiling one phase.
+    if args.first().is_some_and(|a| a == "dump") {
+        if let Some(path) = args.get(1)
+            && let Err(e) = std::fs::write(path, &source)
+        {
+            eprintln!("{path}: {e}");
+        }
+        return;
+    }
     // Cold start, once per process: construction, the prefilter automaton,
     // and the first redaction of a 64 KiB slice (which compiles the rules
     // whose anchors it holds).

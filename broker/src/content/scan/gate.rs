@@ -115,7 +115,7 @@ impl Gate {
             .build(&literals)
             .expect("the gate's automaton builds");
         Gate {
-            table: Table::new(&automaton, &literals),
+            table: Table::new(&automaton, &literals).expect("the gate's rows fit their slots"),
             automaton,
             uses: entries.into_iter().map(|(_, u)| u).collect(),
             #[cfg(test)]
@@ -149,12 +149,16 @@ impl Gate {
     ///
     /// One walk through a DFA waits at every byte for the previous byte's
     /// transition to load: its speed is the latency of a memory read, not the
-    /// processor's throughput. So the text is cut into [`LANES`] stretches,
-    /// walked side by side in one loop, each its own chain of loads. A
-    /// stretch after the first starts `max_pattern_len - 1` bytes early:
-    /// every literal ending inside it starts no earlier than that, so none is
-    /// missed, and ends before the stretch (seen by the one before) are not
-    /// kept. Matches come in the order of their ends; one that starts before
+    /// processor's throughput. So the text is cut into blocks of [`LANES`]
+    /// stretches of [`LANE_BYTES`], walked side by side in one loop, each its
+    /// own chain of loads; the bytes before the first block and after the
+    /// last are walked alone. A stretch starts [`WARM`] bytes early (at least
+    /// `max_pattern_len - 1`): every literal ending inside it starts no
+    /// earlier than that, so none is missed, and the ends of those bytes
+    /// (seen by the walk before) are not kept. Every lane's state and every
+    /// stretch's offset stay in registers, so the loop is loads and additions
+    /// only; the rare step where a lane reaches a match state is noted out of
+    /// line. Matches come in the order of their ends; one that starts before
     /// an earlier one contains it (no literal holds `\n`), so lines come in
     /// order too.
     fn match_ends(&self, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
@@ -171,12 +175,15 @@ impl Gate {
 /// byte leads: no literal continues with it). Match states come first, so a
 /// state is a match state when it is below [`Table::matches`]. A step is two
 /// loads and a comparison, where the general DFA's takes more: the walk runs
-/// at about one and a half times its speed.
+/// at about one and a half times its speed. The rows sit in a fixed number
+/// of slots ([`TABLE_SLOTS`]), so an index masked to the slots needs no
+/// bounds check; every offset plus class is below the rows' end, so the mask
+/// never changes an index.
 struct Table {
     /// The class of each byte.
     classes: [u8; 256],
     /// Row after row: the next state for each class.
-    next: Vec<u32>,
+    next: Box<[u32; TABLE_SLOTS]>,
     /// States below this are match states.
     matches: u32,
     /// The start state.
@@ -193,7 +200,8 @@ struct Table {
 impl Table {
     /// The table of `dfa`, built from its start state over every class of
     /// byte that `literals` hold.
-    fn new(dfa: &DFA, literals: &[String]) -> Table {
+    /// `None` when the rows do not fit [`TABLE_SLOTS`].
+    fn new(dfa: &DFA, literals: &[String]) -> Option<Table> {
         let mut classes = [0_u8; 256];
         // One representative byte per class; class 0 is every byte no literal
         // holds.
@@ -212,15 +220,15 @@ impl Table {
         let width = representative.len();
         let is_match = |sid: StateID| dfa.is_special(sid) && dfa.is_match(sid);
         let Ok(start) = dfa.start_state(Anchored::No) else {
-            return Table {
+            return Some(Table {
                 classes,
-                next: vec![0; width],
+                next: slots(vec![0; width])?,
                 matches: 0,
                 start: 0,
                 matched: Vec::new(),
                 max_len: 0,
                 width,
-            };
+            });
         };
         // Every state reachable from the start, numbered in the order found.
         let mut states = vec![start];
@@ -256,15 +264,15 @@ impl Table {
             .map(|&i| states[i])
             .take_while(|&sid| is_match(sid))
             .collect();
-        Table {
+        Some(Table {
             classes,
-            next,
+            next: slots(next)?,
             matches: u32::try_from(matched.len() * width).unwrap_or(0),
             start: offset(0),
             matched,
             max_len: dfa.max_pattern_len(),
             width,
-        }
+        })
     }
 
     /// The DFA state of the match state `state`.
@@ -274,77 +282,126 @@ impl Table {
     }
 }
 
+/// Room for the gate's rows (about 70,000 entries today): a power of two.
+const TABLE_SLOTS: usize = 1 << 17;
+
+/// `next` in [`TABLE_SLOTS`] slots; `None` when it does not fit.
+fn slots(mut next: Vec<u32>) -> Option<Box<[u32; TABLE_SLOTS]>> {
+    if next.len() > TABLE_SLOTS {
+        return None;
+    }
+    next.resize(TABLE_SLOTS, 0);
+    next.into_boxed_slice().try_into().ok()
+}
+
 /// [`Gate::match_ends`] over `table`.
 #[inline(never)]
 fn walk(table: &Table, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
-    let next = table.next.as_slice();
-    let classes = &table.classes;
-    let matches = table.matches;
-    let lanes = if bytes.len() >= LANE_MIN * LANES {
-        LANES
-    } else {
-        1
-    };
-    let warm = table.max_len.saturating_sub(1);
-    let stretch = bytes.len() / lanes;
-    // Lane `k` keeps the ends at or after `keep[k]` and walks
-    // `from[k]..to[k]`.
-    let mut keep = [0; LANES];
-    let mut from = [0; LANES];
-    let mut to = [0; LANES];
-    for k in 0..lanes {
-        keep[k] = k * stretch;
-        from[k] = keep[k].saturating_sub(warm);
-        to[k] = if k + 1 == lanes {
-            bytes.len()
-        } else {
-            (k + 1) * stretch
-        };
-    }
-    let mut found: [Vec<(usize, u32)>; LANES] = Default::default();
-    let mut state = [table.start; LANES];
-    let step = |state: u32, byte: u8| {
-        next.get(state as usize + usize::from(classes[usize::from(byte)]))
-            .copied()
-            .unwrap_or(table.start)
-    };
-    // Side by side for as long as the shortest lane lasts.
-    let common = (0..lanes).map(|k| to[k] - from[k]).min().unwrap_or(0);
-    if lanes == LANES {
-        // Equal lengths, so the loop indexes every lane without a check.
-        let walks: [&[u8]; LANES] = std::array::from_fn(|k| &bytes[from[k]..from[k] + common]);
-        for i in 0..common {
-            for (k, walk) in walks.iter().enumerate() {
-                state[k] = step(state[k], walk[i]);
-                if state[k] < matches && from[k] + i >= keep[k] {
-                    found[k].push((from[k] + i + 1, state[k]));
-                }
+    let mut found: Vec<(usize, u32)> = Vec::new();
+    let mut at = 0;
+    if table.max_len <= WARM + 1 && bytes.len() >= WARM + BLOCK {
+        walk_one(table, bytes, 0, 0, WARM, &mut found);
+        at = WARM;
+        let mut lanes: [Vec<(usize, u32)>; LANES] = Default::default();
+        while let Some(window) = bytes
+            .get(at - WARM..at + BLOCK)
+            .and_then(|w| <&[u8; WARM + BLOCK]>::try_from(w).ok())
+        {
+            walk_block(table, window, at, &mut lanes);
+            for lane in &mut lanes {
+                found.append(lane);
             }
+            at += BLOCK;
         }
     }
-    let done = if lanes == LANES { common } else { 0 };
-    for k in 0..lanes {
-        let first = from[k] + done;
-        for (at, &byte) in (first..).zip(&bytes[first..to[k]]) {
-            state[k] = step(state[k], byte);
-            if state[k] < matches && at >= keep[k] {
-                found[k].push((at + 1, state[k]));
-            }
+    let from = at.saturating_sub(table.max_len.saturating_sub(1));
+    walk_one(table, bytes, from, at, bytes.len(), &mut found);
+    out.extend(
+        found
+            .into_iter()
+            .filter_map(|(end, state)| Some((end, table.matched(state)?))),
+    );
+}
+
+/// One step of the walk: the state after `state` reads `byte`.
+#[inline(always)]
+fn step(next: &[u32; TABLE_SLOTS], classes: &[u8; 256], state: u32, byte: u8) -> u32 {
+    next[(state as usize + usize::from(classes[usize::from(byte)])) & (TABLE_SLOTS - 1)]
+}
+
+/// Walks `bytes[from..to]` from the start state, keeping the ends of the
+/// bytes at or after `keep`.
+fn walk_one(
+    table: &Table,
+    bytes: &[u8],
+    from: usize,
+    keep: usize,
+    to: usize,
+    found: &mut Vec<(usize, u32)>,
+) {
+    let Some(walked) = bytes.get(from..to) else {
+        return;
+    };
+    let mut state = table.start;
+    for (at, &byte) in (from..).zip(walked) {
+        state = step(&table.next, &table.classes, state, byte);
+        if state < table.matches && at >= keep {
+            found.push((at + 1, state));
         }
-    }
-    for lane in &found[..lanes] {
-        out.extend(
-            lane.iter()
-                .filter_map(|&(end, state)| Some((end, table.matched(state)?))),
-        );
     }
 }
 
-/// Stretches of text walked side by side (see [`Gate::match_ends`]).
+/// Walks one block: `window` is the text from `at - WARM` on, lane `k`
+/// keeps the ends of the bytes `at + k * LANE_BYTES ..` up to the next
+/// lane's and walks from `WARM` bytes before them.
+fn walk_block(
+    table: &Table,
+    window: &[u8; WARM + BLOCK],
+    at: usize,
+    lanes: &mut [Vec<(usize, u32)>; LANES],
+) {
+    let next = &*table.next;
+    let classes = &table.classes;
+    let matches = table.matches;
+    let mut state = [table.start; LANES];
+    for i in 0..WARM {
+        for k in 0..LANES {
+            state[k] = step(next, classes, state[k], window[k * LANE_BYTES + i]);
+        }
+    }
+    for i in WARM..WARM + LANE_BYTES {
+        let mut matched = false;
+        for k in 0..LANES {
+            state[k] = step(next, classes, state[k], window[k * LANE_BYTES + i]);
+            matched |= state[k] < matches;
+        }
+        if matched {
+            note(lanes, state, matches, at + i - WARM + 1);
+        }
+    }
+}
+
+/// Notes the lanes of `state` that are in a match state, lane `k` at the
+/// end `end + k * LANE_BYTES`.
+#[cold]
+#[inline(never)]
+fn note(lanes: &mut [Vec<(usize, u32)>; LANES], state: [u32; LANES], matches: u32, end: usize) {
+    for (k, (lane, state)) in lanes.iter_mut().zip(state).enumerate() {
+        if state < matches {
+            lane.push((end + k * LANE_BYTES, state));
+        }
+    }
+}
+
+/// Stretches of a block walked side by side (see [`Gate::match_ends`]).
 const LANES: usize = 8;
-/// Below this many bytes per lane, one walk: the warm-up of the others
-/// would cost more than it hides.
-const LANE_MIN: usize = 512;
+/// The bytes each lane keeps in a block.
+const LANE_BYTES: usize = 2048;
+/// The bytes of a block.
+const BLOCK: usize = LANES * LANE_BYTES;
+/// The bytes a lane walks before those it keeps: at least the longest
+/// literal less one.
+const WARM: usize = 32;
 
 impl Hits {
     /// Notes one occurrence, `start..end` of `hay`, of a literal used as
@@ -392,8 +449,23 @@ mod tests {
             text.push_str(["", " ", "\u{e9}\u{2028}", "0", "\n"][i % 5]);
             text.push_str(&literal[..literal.len() / 2]);
         }
-        for len in [0, 1, 7, 600, 4095, 4096 + 13, text.len(), 3 * text.len()] {
-            let hay = text.repeat(3);
+        // Short texts are walked in one lane; longer ones in blocks, with
+        // the bytes after the last block walked alone.
+        for len in [
+            0,
+            1,
+            7,
+            600,
+            4095,
+            4096 + 13,
+            text.len(),
+            WARM + BLOCK - 1,
+            WARM + BLOCK,
+            WARM + BLOCK + 1,
+            WARM + 3 * BLOCK + LANE_BYTES + 5,
+            3 * text.len(),
+        ] {
+            let hay = text.repeat((WARM + 4 * BLOCK) / text.len() + 1);
             let hay = &hay.as_bytes()[..len.min(hay.len())];
             let mut got = Vec::new();
             gate.match_ends(hay, &mut got);
