@@ -297,30 +297,24 @@ fn slots(mut next: Vec<u32>) -> Option<Box<[u32; TABLE_SLOTS]>> {
 /// [`Gate::match_ends`] over `table`.
 #[inline(never)]
 fn walk(table: &Table, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
-    let mut found: Vec<(usize, u32)> = Vec::new();
     let mut at = 0;
     if table.max_len <= WARM + 1 && bytes.len() >= WARM + BLOCK {
-        walk_one(table, bytes, 0, 0, WARM, &mut found);
+        walk_one(table, bytes, 0, 0, WARM, out);
         at = WARM;
-        let mut lanes: [Vec<(usize, u32)>; LANES] = Default::default();
+        let mut lanes: [Vec<(usize, StateID)>; LANES] = Default::default();
         while let Some(window) = bytes
             .get(at - WARM..at + BLOCK)
             .and_then(|w| <&[u8; WARM + BLOCK]>::try_from(w).ok())
         {
             walk_block(table, window, at, &mut lanes);
             for lane in &mut lanes {
-                found.append(lane);
+                out.append(lane);
             }
             at += BLOCK;
         }
     }
     let from = at.saturating_sub(table.max_len.saturating_sub(1));
-    walk_one(table, bytes, from, at, bytes.len(), &mut found);
-    out.extend(
-        found
-            .into_iter()
-            .filter_map(|(end, state)| Some((end, table.matched(state)?))),
-    );
+    walk_one(table, bytes, from, at, bytes.len(), out);
 }
 
 /// One step of the walk: the state after `state` reads `byte`.
@@ -337,7 +331,7 @@ fn walk_one(
     from: usize,
     keep: usize,
     to: usize,
-    found: &mut Vec<(usize, u32)>,
+    out: &mut Vec<(usize, StateID)>,
 ) {
     let Some(walked) = bytes.get(from..to) else {
         return;
@@ -345,8 +339,11 @@ fn walk_one(
     let mut state = table.start;
     for (at, &byte) in (from..).zip(walked) {
         state = step(&table.next, &table.classes, state, byte);
-        if state < table.matches && at >= keep {
-            found.push((at + 1, state));
+        if state < table.matches
+            && at >= keep
+            && let Some(matched) = table.matched(state)
+        {
+            out.push((at + 1, matched));
         }
     }
 }
@@ -358,7 +355,7 @@ fn walk_block(
     table: &Table,
     window: &[u8; WARM + BLOCK],
     at: usize,
-    lanes: &mut [Vec<(usize, u32)>; LANES],
+    lanes: &mut [Vec<(usize, StateID)>; LANES],
 ) {
     let next = &*table.next;
     let classes = &table.classes;
@@ -376,7 +373,7 @@ fn walk_block(
             matched |= state[k] < matches;
         }
         if matched {
-            note(lanes, state, matches, at + i - WARM + 1);
+            note(table, lanes, state, at + i - WARM + 1);
         }
     }
 }
@@ -385,10 +382,17 @@ fn walk_block(
 /// end `end + k * LANE_BYTES`.
 #[cold]
 #[inline(never)]
-fn note(lanes: &mut [Vec<(usize, u32)>; LANES], state: [u32; LANES], matches: u32, end: usize) {
+fn note(
+    table: &Table,
+    lanes: &mut [Vec<(usize, StateID)>; LANES],
+    state: [u32; LANES],
+    end: usize,
+) {
     for (k, (lane, state)) in lanes.iter_mut().zip(state).enumerate() {
-        if state < matches {
-            lane.push((end + k * LANE_BYTES, state));
+        if state < table.matches
+            && let Some(matched) = table.matched(state)
+        {
+            lane.push((end + k * LANE_BYTES, matched));
         }
     }
 }
