@@ -15,6 +15,7 @@
 //! cargo bench -p moat-broker --bench content -- 31      # more runs
 //! cargo bench -p moat-broker --bench content -- file PATH [RUNS]   # one file
 //! cargo bench -p moat-broker --bench content -- dump PATH          # write the corpus
+//! cargo bench -p moat-broker --bench content -- loop PATH RUNS     # redact + assess only, for a profiler
 //! ```
 //!
 //! The corpus is the Rust sources of the `regex`, `serde_json` and `memchr`
@@ -53,12 +54,26 @@ fn main() {
         return;
     }
     // `-- file PATH [RUNS]`: the same columns for one file, as it is.
-    let from_file = args.first().is_some_and(|a| a == "file");
+    let from_file = args.first().is_some_and(|a| a == "file" || a == "loop");
     let runs: usize = args
         .get(if from_file { 2 } else { 0 })
         .and_then(|arg| arg.parse().ok())
         .unwrap_or(15)
         .max(1);
+    // `-- loop PATH RUNS`: redaction and scoring of one file, nothing else,
+    // RUNS times: what a profiler should see of `both`.
+    if args.first().is_some_and(|a| a == "loop") {
+        if let Some(path) = args.get(1)
+            && let Ok(text) = std::fs::read_to_string(path)
+        {
+            let (redactor, scanner) = (Redactor::new(true), Scanner::new());
+            for _ in 0..runs {
+                std::hint::black_box(redactor.redact_str(&text, &mut RedactionReport::default()));
+                std::hint::black_box(scanner.assess(&text));
+            }
+        }
+        return;
+    }
     if from_file {
         let Some(path) = args.get(1) else {
             eprintln!("usage: content file PATH [RUNS]");

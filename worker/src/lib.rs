@@ -86,6 +86,9 @@ pub use tools::{handle, handle_until};
 pub use fs::containment;
 pub use fs::denylist::Denylist;
 pub use sources::redact_source;
+// The one literal walk under both redaction's anchor search and the broker's
+// injection gate.
+pub use literals::Walker;
 
 /// Whether this build has the test-only `dangerous-disable-userland-checks`
 /// feature, which turns off path containment and the denylist.

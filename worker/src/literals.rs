@@ -1,130 +1,368 @@
-//! Every position where one of a set of short literals starts, found with
-//! packed (SIMD, Teddy) searchers. Redaction's anchor gate and the injection
-//! scanner's literal sets both stand on it: they report candidate starts
-//! here and compare their own literals in full at each one.
+//! Every occurrence of every literal of a set, found in one walk of a text.
 //!
-//! One packed searcher over a hundred literals of mixed lengths matches its
-//! fingerprint almost everywhere in prose, so the literals are split into
-//! small groups of the same length (up to four bytes, the fingerprint Teddy
-//! takes), one searcher per group. A search resumes one byte after the start
-//! of its last hit, so every start of every literal is reported, overlapping
-//! ones included.
+//! Redaction's anchor search and the injection scanner's gate both stand on
+//! this: each builds an Aho-Corasick DFA over its literals (every occurrence
+//! reported, overlapping ones included) and walks it over the text once with
+//! [`Walker::match_ends`], so the cost of a text does not grow with the
+//! number of literals or with how often they occur, and no text, however
+//! built, makes the walk slower than its length allows.
+//!
+//! One walk through a DFA waits at every byte for the previous byte's
+//! transition to load: its speed is the latency of a memory read, not the
+//! processor's throughput. So the text is cut into blocks of [`LANES`]
+//! stretches of [`LANE_BYTES`], walked side by side in one loop, each its own
+//! chain of loads; the bytes before the first block and after the last are
+//! walked alone. A stretch starts [`WARM`] bytes early (at least the longest
+//! literal less one): every literal ending inside it starts no earlier than
+//! that, so none is missed, and the ends of those bytes (seen by the walk
+//! before) are not kept. Every lane's state stays in a register, so a step
+//! is loads, an addition, a mask and an `or`; the rare step where a lane
+//! reaches a match state is noted out of line.
 
-use aho_corasick::Span;
-use aho_corasick::packed::{Config, MatchKind, Searcher};
+use std::collections::HashMap;
 
-/// Literals per packed searcher: small groups keep the fingerprint of each of
-/// Teddy's buckets narrow.
-const GROUP: usize = 22;
+use aho_corasick::Anchored;
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
 
-/// Packed searchers whose literals' starts are reported together.
-pub struct Starts {
-    searchers: Vec<Searcher>,
+/// A DFA over a set of literals as one flat table, walked over a text.
+///
+/// A state is the offset of its row, a row holds one next state per byte
+/// class, and every byte that occurs in no literal shares one class (from any
+/// state it leads where any other such byte leads: no literal continues with
+/// it). A state reached by a match carries [`MATCH`] on top of its offset,
+/// so the walk learns that a lane matched by or-ing the states together,
+/// one operation a byte, and the mask that keeps an index inside the table
+/// strips the flag again. The rows sit in a fixed number of slots
+/// ([`SLOTS`]), so an index masked to the slots needs no bounds check; every
+/// offset plus class is below the rows' end, so the mask never changes an
+/// index.
+pub struct Walker {
+    /// The class of each byte.
+    classes: [u8; 256],
+    /// Row after row: the next state for each class, [`MATCH`] set when that
+    /// state is a match state.
+    next: Box<[u32; SLOTS]>,
+    /// The start state.
+    start: u32,
+    /// For each match state (by its row number; match states come first),
+    /// the DFA's state, which says what it matches.
+    matched: Vec<StateID>,
+    /// The longest literal.
+    max_len: usize,
+    /// Classes per row.
+    width: usize,
 }
 
-impl Starts {
-    /// Searchers over `literals`, grouped by length up to four and at most
-    /// `GROUP` to a searcher; `None` where a packed searcher cannot be built
-    /// (no SIMD on this CPU), for the caller to fall back to an automaton.
-    pub fn grouped<L: AsRef<[u8]>>(literals: &[L]) -> Option<Starts> {
-        let mut by_length: Vec<Vec<&[u8]>> = vec![Vec::new(); 5];
+/// Room for a walker's rows: a power of two. A few hundred literals of a few
+/// bytes each take well under half of it.
+const SLOTS: usize = 1 << 17;
+
+/// Set on a state the walk reaches by a match. Above every offset, so masking
+/// an index to [`SLOTS`] removes it.
+const MATCH: u32 = 1 << 31;
+
+/// Stretches of a block walked side by side.
+const LANES: usize = 8;
+/// The bytes each lane keeps in a block.
+const LANE_BYTES: usize = 2048;
+/// The bytes of a block.
+const BLOCK: usize = LANES * LANE_BYTES;
+/// The bytes a lane walks before those it keeps: at least the longest
+/// literal less one (a walker over longer literals walks every text alone).
+const WARM: usize = 32;
+
+impl Walker {
+    /// The table of `dfa` (built with `MatchKind::Standard`, so that every
+    /// occurrence is a match state), over every class of byte that
+    /// `literals`, the DFA's literals, hold. `None` when the rows do not fit
+    /// [`SLOTS`].
+    pub fn new<L: AsRef<[u8]>>(dfa: &DFA, literals: &[L]) -> Option<Walker> {
+        let mut classes = [0_u8; 256];
+        // One representative byte per class; class 0 is every byte no literal
+        // holds.
+        let mut representative = vec![0_u8];
         for literal in literals {
-            let bytes = literal.as_ref();
-            by_length[bytes.len().min(4)].push(bytes);
-        }
-        let mut searchers = Vec::new();
-        for mut group in by_length {
-            group.sort_unstable();
-            group.dedup();
-            for part in group.chunks(GROUP) {
-                searchers.push(searcher(part)?);
+            for &byte in literal.as_ref() {
+                if classes[usize::from(byte)] == 0 {
+                    classes[usize::from(byte)] = u8::try_from(representative.len()).ok()?;
+                    representative.push(byte);
+                }
             }
         }
-        Some(Starts { searchers })
-    }
-
-    /// One searcher over all of `literals` (for a set that is small, or
-    /// searched in small chunks); `None` as for [`Starts::grouped`].
-    pub fn single<L: AsRef<[u8]>>(literals: &[L]) -> Option<Starts> {
-        Some(Starts {
-            searchers: vec![searcher(literals)?],
+        if let Some(unused) = (0..=255_u8).find(|b| classes[usize::from(*b)] == 0) {
+            representative[0] = unused;
+        }
+        let width = representative.len();
+        let is_match = |sid: StateID| dfa.is_special(sid) && dfa.is_match(sid);
+        let Ok(start) = dfa.start_state(Anchored::No) else {
+            return Some(Walker {
+                classes,
+                next: slots(vec![0; width])?,
+                start: 0,
+                matched: Vec::new(),
+                max_len: 0,
+                width,
+            });
+        };
+        // Every state reachable from the start, numbered in the order found.
+        let mut states = vec![start];
+        let mut number: HashMap<StateID, usize> = HashMap::from([(start, 0)]);
+        let mut at = 0;
+        while let Some(&sid) = states.get(at) {
+            for &byte in &representative {
+                let next = dfa.next_state(Anchored::No, sid, byte);
+                number.entry(next).or_insert_with(|| {
+                    states.push(next);
+                    states.len() - 1
+                });
+            }
+            at += 1;
+        }
+        // Rows: match states first.
+        let mut rows: Vec<usize> = (0..states.len()).collect();
+        rows.sort_by_key(|&i| (!is_match(states[i]), i));
+        let mut row_of = vec![0; states.len()];
+        for (row, &i) in rows.iter().enumerate() {
+            row_of[i] = row;
+        }
+        if states.len() * width > SLOTS {
+            return None;
+        }
+        let state = |i: usize| {
+            let offset = u32::try_from(row_of[i] * width).unwrap_or(0);
+            if is_match(states[i]) {
+                offset | MATCH
+            } else {
+                offset
+            }
+        };
+        let mut next = vec![0; states.len() * width];
+        for (i, &sid) in states.iter().enumerate() {
+            for (class, &byte) in representative.iter().enumerate() {
+                let to = number[&dfa.next_state(Anchored::No, sid, byte)];
+                next[row_of[i] * width + class] = state(to);
+            }
+        }
+        let matched: Vec<StateID> = rows
+            .iter()
+            .map(|&i| states[i])
+            .take_while(|&sid| is_match(sid))
+            .collect();
+        Some(Walker {
+            classes,
+            next: slots(next)?,
+            start: state(0),
+            matched,
+            max_len: dfa.max_pattern_len(),
+            width,
         })
     }
 
-    /// Pushes `base` plus every position of `hay` before `until` where a
-    /// literal starts (unsorted, a position once per searcher that finds it).
-    /// Returns how many searches that took: each resumes one byte after the
-    /// last start and scans on from there, so each searcher makes one more
-    /// search than the starts it reports, and no byte is scanned twice by a
-    /// searcher before its hit.
-    pub fn push(&self, hay: &[u8], base: usize, until: usize, out: &mut Vec<usize>) -> usize {
-        let mut searches = 0;
-        for searcher in &self.searchers {
-            let mut at = 0;
-            loop {
-                searches += 1;
-                let Some(hit) = searcher.find_in(hay, Span::from(at..hay.len())) else {
-                    break;
-                };
-                if hit.start() >= until {
-                    break;
-                }
-                out.push(base + hit.start());
-                at = hit.start() + 1;
-            }
-        }
-        searches
+    /// Every place in `bytes` where a literal ends, with the DFA's match
+    /// state there (which says which literals end there), in order.
+    pub fn match_ends(&self, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+        // Opaque to the optimiser, so the walk reads the table through a
+        // plain shared reference (whose fields cannot change under it) and
+        // keeps them in registers, rather than through a static.
+        walk(std::hint::black_box(self), bytes, out);
+    }
+
+    /// The DFA state of the match state `state`.
+    fn matched(&self, state: u32) -> Option<StateID> {
+        let row = (state & !MATCH) as usize / self.width.max(1);
+        self.matched.get(row).copied()
     }
 }
 
-fn searcher<L: AsRef<[u8]>>(literals: &[L]) -> Option<Searcher> {
-    let mut builder = Config::new()
-        .match_kind(MatchKind::LeftmostFirst)
-        .heuristic_pattern_limits(false)
-        .builder();
-    builder.extend(literals);
-    builder.build()
+/// `next` in [`SLOTS`] slots; `None` when it does not fit.
+fn slots(mut next: Vec<u32>) -> Option<Box<[u32; SLOTS]>> {
+    if next.len() > SLOTS {
+        return None;
+    }
+    next.resize(SLOTS, 0);
+    next.into_boxed_slice().try_into().ok()
+}
+
+/// [`Walker::match_ends`].
+#[inline(never)]
+fn walk(table: &Walker, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+    let mut at = 0;
+    if table.max_len <= WARM + 1 && bytes.len() >= WARM + BLOCK {
+        walk_one(table, bytes, 0, 0, WARM, out);
+        at = WARM;
+        let mut lanes: [Vec<(usize, StateID)>; LANES] = Default::default();
+        while let Some(window) = bytes
+            .get(at - WARM..at + BLOCK)
+            .and_then(|w| <&[u8; WARM + BLOCK]>::try_from(w).ok())
+        {
+            walk_block(table, window, at, &mut lanes);
+            for lane in &mut lanes {
+                out.append(lane);
+            }
+            at += BLOCK;
+        }
+    }
+    let from = at.saturating_sub(table.max_len.saturating_sub(1));
+    walk_one(table, bytes, from, at, bytes.len(), out);
+}
+
+/// One step of the walk: the state after `state` reads `byte`.
+#[inline(always)]
+fn step(next: &[u32; SLOTS], classes: &[u8; 256], state: u32, byte: u8) -> u32 {
+    next[(state as usize + usize::from(classes[usize::from(byte)])) & (SLOTS - 1)]
+}
+
+/// Walks `bytes[from..to]` from the start state, keeping the ends of the
+/// bytes at or after `keep`.
+fn walk_one(
+    table: &Walker,
+    bytes: &[u8],
+    from: usize,
+    keep: usize,
+    to: usize,
+    out: &mut Vec<(usize, StateID)>,
+) {
+    let Some(walked) = bytes.get(from..to) else {
+        return;
+    };
+    let mut state = table.start;
+    for (at, &byte) in (from..).zip(walked) {
+        state = step(&table.next, &table.classes, state, byte);
+        if state & MATCH != 0
+            && at >= keep
+            && let Some(matched) = table.matched(state)
+        {
+            out.push((at + 1, matched));
+        }
+    }
+}
+
+/// Walks one block: `window` is the text from `at - WARM` on, lane `k`
+/// keeps the ends of the bytes `at + k * LANE_BYTES ..` up to the next
+/// lane's and walks from `WARM` bytes before them.
+fn walk_block(
+    table: &Walker,
+    window: &[u8; WARM + BLOCK],
+    at: usize,
+    lanes: &mut [Vec<(usize, StateID)>; LANES],
+) {
+    let next = &*table.next;
+    let classes = &table.classes;
+    let mut state = [table.start; LANES];
+    for i in 0..WARM {
+        for k in 0..LANES {
+            state[k] = step(next, classes, state[k], window[k * LANE_BYTES + i]);
+        }
+    }
+    for i in WARM..WARM + LANE_BYTES {
+        let mut any = 0;
+        for k in 0..LANES {
+            state[k] = step(next, classes, state[k], window[k * LANE_BYTES + i]);
+            any |= state[k];
+        }
+        if any & MATCH != 0 {
+            note(table, lanes, state, at + i - WARM + 1);
+        }
+    }
+}
+
+/// Notes the lanes of `state` that are in a match state, lane `k` at the
+/// end `end + k * LANE_BYTES`.
+#[cold]
+#[inline(never)]
+fn note(
+    table: &Walker,
+    lanes: &mut [Vec<(usize, StateID)>; LANES],
+    state: [u32; LANES],
+    end: usize,
+) {
+    for (k, (lane, state)) in lanes.iter_mut().zip(state).enumerate() {
+        if state & MATCH != 0
+            && let Some(matched) = table.matched(state)
+        {
+            lane.push((end + k * LANE_BYTES, matched));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use aho_corasick::MatchKind;
+
     use super::*;
 
-    #[test]
-    fn the_searches_are_bounded_by_the_starts() {
-        let literals: [&[u8]; 3] = [b"aaaa", b"aa", b"a a"];
-        for hay in [
-            "a".repeat(100_000),
-            "a ".repeat(50_000),
-            "b".repeat(100_000),
+    /// The walk against the plain DFA walk, byte by byte, on texts short
+    /// enough to be walked alone and long enough for several blocks, cut one
+    /// byte either side of the block threshold.
+    fn check(literals: &[&str]) {
+        let Ok(dfa) = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .build(literals)
+        else {
+            panic!("the DFA builds");
+        };
+        let Some(walker) = Walker::new(&dfa, literals) else {
+            panic!("the rows fit");
+        };
+        let Ok(start) = dfa.start_state(Anchored::No) else {
+            panic!("the DFA has a start state");
+        };
+        // Every literal, glued, spaced and cut, among bytes no literal holds.
+        let mut text = String::new();
+        for (i, literal) in literals.iter().enumerate() {
+            text.push_str(literal);
+            text.push_str(["", " ", "\u{e9}\u{2028}", "0", "\n"][i % 5]);
+            text.push_str(&literal[..literal.len() / 2]);
+        }
+        for len in [
+            0,
+            1,
+            7,
+            600,
+            4095,
+            4096 + 13,
+            text.len(),
+            WARM + BLOCK - 1,
+            WARM + BLOCK,
+            WARM + BLOCK + 1,
+            WARM + 3 * BLOCK + LANE_BYTES + 5,
+            3 * text.len(),
         ] {
-            for literal in literals {
-                let Some(set) = Starts::single(&[literal]) else {
-                    panic!("a packed searcher builds");
-                };
-                let mut starts = Vec::new();
-                let searches = set.push(hay.as_bytes(), 0, hay.len(), &mut starts);
-                assert_eq!(searches, starts.len() + 1);
-                assert!(starts.len() <= hay.len());
-                assert!(starts.windows(2).all(|w| w[0] < w[1]));
+            let hay = text.repeat((WARM + 4 * BLOCK) / text.len() + 1);
+            let hay = &hay.as_bytes()[..len.min(hay.len())];
+            let mut got = Vec::new();
+            walker.match_ends(hay, &mut got);
+            let mut want = Vec::new();
+            let mut sid = start;
+            for (at, &byte) in hay.iter().enumerate() {
+                sid = dfa.next_state(Anchored::No, sid, byte);
+                if dfa.is_special(sid) && dfa.is_match(sid) {
+                    want.push((at + 1, sid));
+                }
             }
+            assert!(!want.is_empty() || len < 8, "{len}");
+            assert_eq!(got, want, "{len}");
         }
     }
 
     #[test]
-    fn every_start_is_reported_overlapping_ones_included_and_until_bounds_them() {
-        let Some(set) = Starts::grouped(&["ab", "abab", "b"]) else {
-            panic!("a packed searcher builds");
-        };
-        let mut starts = Vec::new();
-        set.push(b"xababab", 10, 7, &mut starts);
-        starts.sort_unstable();
-        starts.dedup();
-        assert_eq!(starts, vec![11, 12, 13, 14, 15, 16]);
-        starts.clear();
-        set.push(b"xababab", 0, 3, &mut starts);
-        starts.sort_unstable();
-        starts.dedup();
-        assert_eq!(starts, vec![1, 2]);
+    fn the_walk_finds_every_match_the_automaton_finds() {
+        check(&["ab", "abab", "b", "you", "your", "ignore", "<|", "](", "x"]);
+        check(&[
+            "AKIA",
+            "ghp_",
+            "sk-",
+            "sk_live_",
+            "://",
+            "-----BEGIN ",
+            "eyJ",
+        ]);
+    }
+
+    #[test]
+    fn literals_longer_than_the_warm_up_are_walked_alone_and_still_found() {
+        let long = "z".repeat(WARM + 8);
+        check(&[long.as_str(), "zz", "a"]);
     }
 }

@@ -3,21 +3,27 @@
 //!
 //! Built on first use ([`PREFILTER`]). The reference is one Aho-Corasick
 //! automaton over every anchor, folded to lower case and matched in any
-//! case; the search used is a gate of packed (SIMD) literal searchers over
-//! the anchors' first bytes (the exact-case anchors over the text, the
-//! any-case ones over a lower-cased copy made a chunk at a time), with every
-//! anchor compared in full at each reported start. The gate finds exactly
-//! the hits the automaton finds, in the same order (by end, then by start,
-//! one anchor's owners in table order); where a gate cannot be built the
-//! automaton is the search. A hit counts only for an owner that accepts its
-//! case (exact-case rules compare the anchor as written).
+//! case. The search used is a gate: one walk ([`crate::literals::Walker`])
+//! of a DFA over the exact-case anchors as written and every case variant of
+//! the first (up to four) bytes of each any-case anchor, over the text
+//! itself, with every any-case anchor compared in full wherever a variant of
+//! its head ends. The walk costs the same whatever the text holds; it finds
+//! exactly the hits the automaton finds whose case some owner accepts, in the
+//! same order (by end, then by start, one anchor's owners in table order);
+//! where a gate cannot be built the automaton is the search. A hit counts
+//! only for an owner that accepts its case (exact-case rules compare the
+//! anchor as written).
 
 use std::sync::LazyLock;
 
+use std::collections::BTreeMap;
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::rules::RULES;
-use crate::literals::Starts;
+use crate::literals::Walker;
 
 /// The anchors of every rule in one automaton, and for each anchor the rules
 /// that own it.
@@ -29,50 +35,89 @@ pub(super) struct Prefilter {
     /// For each anchor (by pattern id), the rules that own it, with the
     /// anchor as that rule wrote it.
     owners: Vec<Vec<(usize, &'static str)>>,
-    /// The folded anchors, by pattern id.
+    /// The folded anchors, by pattern id (slot).
     folded: Vec<String>,
-    /// The anchors by their folded first byte (pattern ids).
-    by_first: Vec<Vec<usize>>,
-    /// The vectorised gate, when every group of it could be built.
+    /// The gate, when it could be built.
     pub(super) gate: Option<Gate>,
 }
 
-/// Where an anchor may start ([`crate::literals::Starts`]): a gate literal is
-/// an anchor's first four bytes (or the whole anchor when shorter). The
-/// exact-case anchors are searched in the text itself, the any-case ones in a
-/// lower-cased copy made a chunk at a time. At every reported start every
-/// anchor is compared in full, so the gate finds exactly the anchor hits the
-/// automaton finds whose case some owner accepts.
+/// The gate: a DFA over the exact-case anchors and the case variants of the
+/// any-case anchors' heads, walked once over the text.
 pub(super) struct Gate {
-    exact: Starts,
-    any_case: Starts,
+    automaton: DFA,
+    walker: Walker,
+    /// For each literal of the automaton (by pattern id), the anchors (by
+    /// slot) it may be the start of: an exact-case anchor it spells, and the
+    /// any-case anchors whose head it is one case of.
+    finds: Vec<Finds>,
 }
 
-/// The lower-cased copy of the text is made this many bytes at a time.
-pub(super) const GATE_CHUNK: usize = 32 * 1024;
+#[derive(Default)]
+struct Finds {
+    /// The slot of the exact-case anchor the literal is.
+    exact: Option<usize>,
+    /// The slots of the any-case anchors the literal is a head of.
+    heads: Vec<usize>,
+}
 
-/// The longest any-case gate literal, less one: the overlap of two chunks.
-const GATE_OVERLAP: usize = 3;
+/// The longest head of an any-case anchor that the gate spells out in every
+/// case: four bytes give at most sixteen variants an anchor.
+const HEAD: usize = 4;
 
-/// The gate over `RULES`' anchors; `None` where a searcher cannot be built.
-fn build_gate() -> Option<Gate> {
-    let mut exact: Vec<&[u8]> = Vec::new();
-    let mut any_case: Vec<Vec<u8>> = Vec::new();
-    for rule in RULES {
-        for anchor in rule.anchors {
-            let head = &anchor.as_bytes()[..anchor.len().min(4)];
-            if rule.any_case {
-                any_case.push(head.to_ascii_lowercase());
+/// Every case variant of `head` (ASCII letters only have two).
+fn case_variants(head: &[u8]) -> Vec<Vec<u8>> {
+    let mut variants = vec![Vec::with_capacity(head.len())];
+    for &byte in head {
+        let (lower, upper) = (byte.to_ascii_lowercase(), byte.to_ascii_uppercase());
+        if lower == upper {
+            variants.iter_mut().for_each(|v| v.push(byte));
+        } else {
+            variants = variants
+                .into_iter()
+                .flat_map(|v| {
+                    let mut other = v.clone();
+                    other.push(upper);
+                    let mut v = v;
+                    v.push(lower);
+                    [v, other]
+                })
+                .collect();
+        }
+    }
+    variants
+}
+
+/// The gate over the folded anchors `folded` (by slot) and their owners;
+/// `None` where the automaton or its table cannot be built.
+fn build_gate(folded: &[String], owners: &[Vec<(usize, &'static str)>]) -> Option<Gate> {
+    let mut by_literal: BTreeMap<Vec<u8>, Finds> = BTreeMap::new();
+    for (slot, slot_owners) in owners.iter().enumerate() {
+        for &(rule, anchor) in slot_owners {
+            if RULES[rule].any_case {
+                let head = &folded[slot].as_bytes()[..folded[slot].len().min(HEAD)];
+                for variant in case_variants(head) {
+                    let finds = by_literal.entry(variant).or_default();
+                    if !finds.heads.contains(&slot) {
+                        finds.heads.push(slot);
+                    }
+                }
             } else {
-                exact.push(head);
+                by_literal
+                    .entry(anchor.as_bytes().to_vec())
+                    .or_default()
+                    .exact = Some(slot);
             }
         }
     }
-    any_case.sort_unstable();
-    any_case.dedup();
+    let (literals, finds): (Vec<Vec<u8>>, Vec<Finds>) = by_literal.into_iter().unzip();
+    let automaton = DFA::builder()
+        .match_kind(MatchKind::Standard)
+        .build(&literals)
+        .ok()?;
     Some(Gate {
-        exact: Starts::grouped(&exact)?,
-        any_case: Starts::single(&any_case)?,
+        walker: Walker::new(&automaton, &literals)?,
+        automaton,
+        finds,
     })
 }
 
@@ -104,18 +149,12 @@ fn build_prefilter() -> Prefilter {
         .match_kind(MatchKind::Standard)
         .build(&anchors)
         .expect("the redaction anchors build an automaton");
-    let mut by_first = vec![Vec::new(); 256];
-    for (slot, anchor) in anchors.iter().enumerate() {
-        if let Some(&first) = anchor.as_bytes().first() {
-            by_first[usize::from(first)].push(slot);
-        }
-    }
+    let gate = build_gate(&anchors, &owners);
     Prefilter {
         automaton,
         owners,
         folded: anchors,
-        by_first,
-        gate: build_gate(),
+        gate,
     }
 }
 
@@ -167,38 +206,41 @@ impl Prefilter {
     /// [`Prefilter::hits`] through the gate.
     pub(super) fn gated_hits(&self, gate: &Gate, text: &str) -> Vec<Hit> {
         let bytes = text.as_bytes();
-        let mut starts = Vec::new();
-        gate.exact.push(bytes, 0, bytes.len(), &mut starts);
-        let mut lowered = [0_u8; GATE_CHUNK + GATE_OVERLAP];
-        let mut from = 0;
-        while from < bytes.len() {
-            let to = (from + GATE_CHUNK).min(bytes.len());
-            let reach = (to + GATE_OVERLAP).min(bytes.len());
-            let chunk = &mut lowered[..reach - from];
-            chunk.copy_from_slice(&bytes[from..reach]);
-            chunk.make_ascii_lowercase();
-            gate.any_case.push(chunk, from, to - from, &mut starts);
-            from = to;
-        }
-        starts.sort_unstable();
-        starts.dedup();
-        let mut out = Vec::new();
-        for start in starts {
-            let first = bytes[start].to_ascii_lowercase();
-            for &slot in &self.by_first[usize::from(first)] {
-                let anchor = self.folded[slot].as_bytes();
-                let end = start + anchor.len();
-                if bytes
-                    .get(start..end)
-                    .is_some_and(|seen| seen.eq_ignore_ascii_case(anchor))
-                {
-                    self.accept(bytes, slot, start, end, &mut out);
+        let mut ends = Vec::new();
+        gate.walker.match_ends(bytes, &mut ends);
+        // (end, start, slot) of every anchor found.
+        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        for (end, sid) in ends {
+            for index in 0..gate.automaton.match_len(sid) {
+                let pattern = gate.automaton.match_pattern(sid, index);
+                let start = end - gate.automaton.pattern_len(pattern);
+                let Some(finds) = gate.finds.get(pattern.as_usize()) else {
+                    continue;
+                };
+                if let Some(slot) = finds.exact {
+                    found.push((end, start, slot));
+                }
+                for &slot in &finds.heads {
+                    let anchor = self.folded[slot].as_bytes();
+                    let anchor_end = start + anchor.len();
+                    if bytes
+                        .get(start..anchor_end)
+                        .is_some_and(|seen| seen.eq_ignore_ascii_case(anchor))
+                    {
+                        found.push((anchor_end, start, slot));
+                    }
                 }
             }
         }
-        // The automaton reports by end; at one end, the longer anchor first;
-        // one anchor's owners in table order (the sort is stable).
-        out.sort_by_key(|hit| (hit.end, hit.start));
+        // The automaton reports by end; at one end, the longer anchor first
+        // (the earlier start); one anchor's owners in table order. An anchor
+        // found both as written and through its head counts once.
+        found.sort_unstable();
+        found.dedup();
+        let mut out = Vec::new();
+        for (end, start, slot) in found {
+            self.accept(bytes, slot, start, end, &mut out);
+        }
         out
     }
 }

@@ -1,5 +1,4 @@
 use super::patterns::compiled;
-use super::prefilter::GATE_CHUNK;
 use super::rules::{Kind, MAX_RULES};
 use super::*;
 
@@ -1700,23 +1699,27 @@ fn recase(anchor: &str, case: u8, bits: u64) -> String {
 }
 
 #[test]
-fn the_gate_sees_anchors_across_its_chunk_boundaries() {
+fn the_gate_sees_anchors_across_the_walks_lane_and_block_boundaries() {
     let prefilter = &*PREFILTER;
     let Some(gate) = prefilter.gate.as_ref() else {
         panic!("the gate builds");
     };
-    for anchor in ANCHORS.iter() {
-        for shift in 0..anchor.len() + 1 {
-            for case in 0..3 {
-                let pad = "x ".repeat(GATE_CHUNK);
-                let text = format!(
-                    "{}{}{}",
-                    &pad[..GATE_CHUNK - shift],
-                    recase(anchor, case, 0),
-                    &pad[..100]
-                );
-                let hits = prefilter.gated_hits(gate, &text);
-                assert_eq!(hits, prefilter.automaton_hits(&text), "{anchor} {shift}");
+    // The walk's lanes are 2 KiB, its blocks 16 KiB, each started 32 bytes
+    // early; an anchor is placed across each kind of seam, in three cases.
+    for seam in [32 + 2048, 32 + 16384, 32 + 16384 + 7 * 2048] {
+        for anchor in ANCHORS.iter() {
+            for shift in 0..anchor.len() + 1 {
+                for case in 0..3 {
+                    let pad = "x ".repeat(seam + 17_000);
+                    let text = format!(
+                        "{}{}{}",
+                        &pad[..seam - shift],
+                        recase(anchor, case, 0),
+                        &pad[..17_000]
+                    );
+                    let hits = prefilter.gated_hits(gate, &text);
+                    assert_eq!(hits, prefilter.automaton_hits(&text), "{anchor} {shift}");
+                }
             }
         }
     }
