@@ -42,7 +42,7 @@ pub(super) struct Gate {
     uses: Vec<Uses>,
     /// The literals, by pattern id.
     #[cfg(test)]
-    pub(super) literals: Vec<String>,
+    pub(super) literals: Vec<Vec<u8>>,
 }
 
 /// What the pass found in one text.
@@ -71,6 +71,21 @@ fn starts_space(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | b' ' | 0x1C..=0x1F | 0xC2 | 0xE1 | 0xE2 | 0xE3)
 }
 
+/// The bytes that may follow a start literal, when they are few enough to
+/// spell the literal with each (none for [`Follow::Any`] and
+/// [`Follow::NonWord`]): the same bytes [`follows`] accepts, so a spelled
+/// literal matches exactly where the bare one matches and is followed as
+/// its part requires (the end of the text follows neither).
+fn follow_bytes(follow: Follow) -> Vec<u8> {
+    match follow {
+        Follow::Any | Follow::NonWord => Vec::new(),
+        Follow::Space => (0..=255).filter(|&b| starts_space(b)).collect(),
+        Follow::LineSpaceOrPunct => (0..=255)
+            .filter(|&b| follows(Follow::LineSpaceOrPunct, Some(b)))
+            .collect(),
+    }
+}
+
 fn follows(follow: Follow, next: Option<u8>) -> bool {
     match (follow, next) {
         (Follow::Any, _) | (Follow::NonWord, None) => true,
@@ -89,27 +104,47 @@ impl Gate {
         reason = "the literals are constants; a test builds the gate"
     )]
     fn new() -> Gate {
-        let mut by_literal: HashMap<String, Uses> = HashMap::new();
+        let mut by_literal: HashMap<Vec<u8>, Uses> = HashMap::new();
         for (anchor, mask) in FAMILY_SET.anchors() {
-            by_literal.entry((*anchor).to_owned()).or_default().families |= mask;
+            by_literal
+                .entry(anchor.as_bytes().to_vec())
+                .or_default()
+                .families |= mask;
         }
         for role in ROLE_ANCHORS.iter() {
-            by_literal.entry(role.clone()).or_default().role = true;
+            by_literal.entry(role.as_bytes().to_vec()).or_default().role = true;
         }
         for (part, groups) in PART_STARTS.iter().enumerate() {
             for group in *groups {
                 for literal in group.literals {
-                    by_literal
-                        .entry((*literal).to_owned())
-                        .or_default()
-                        .parts
-                        .push((part, group.word_before, group.follow));
+                    // A start word that must be followed by one of a few
+                    // bytes is spelled with each of them: common words
+                    // inside longer ones (`ai` in `main`, `act` in `exact`)
+                    // then match nothing, and the walk has fewer matches to
+                    // note. The byte after is checked by construction.
+                    let spelled = follow_bytes(group.follow);
+                    if spelled.is_empty() {
+                        by_literal
+                            .entry(literal.as_bytes().to_vec())
+                            .or_default()
+                            .parts
+                            .push((part, group.word_before, group.follow));
+                    }
+                    for byte in spelled {
+                        let mut with = literal.as_bytes().to_vec();
+                        with.push(byte);
+                        by_literal.entry(with).or_default().parts.push((
+                            part,
+                            group.word_before,
+                            Follow::Any,
+                        ));
+                    }
                 }
             }
         }
-        let mut entries: Vec<(String, Uses)> = by_literal.into_iter().collect();
+        let mut entries: Vec<(Vec<u8>, Uses)> = by_literal.into_iter().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let literals: Vec<String> = entries.iter().map(|(l, _)| l.clone()).collect();
+        let literals: Vec<Vec<u8>> = entries.iter().map(|(l, _)| l.clone()).collect();
         let automaton = DFA::builder()
             .match_kind(MatchKind::Standard)
             .build(&literals)
@@ -195,17 +230,17 @@ mod tests {
             panic!("the gate has a start state");
         };
         // Every literal, glued, spaced and cut, among bytes no literal holds.
-        let mut text = String::new();
+        let mut text: Vec<u8> = Vec::new();
         for (i, literal) in gate.literals.iter().enumerate() {
-            text.push_str(literal);
-            text.push_str(["", " ", "\u{e9}\u{2028}", "0", "\n"][i % 5]);
-            text.push_str(&literal[..literal.len() / 2]);
+            text.extend_from_slice(literal);
+            text.extend_from_slice(["", " ", "\u{e9}\u{2028}", "0", "\n"][i % 5].as_bytes());
+            text.extend_from_slice(&literal[..literal.len() / 2]);
         }
         // Short texts and long ones (walked in blocks, see
         // `moat_worker::Walker`, whose own tests cut every block boundary).
         for len in [0, 1, 7, 600, 4095, text.len(), 70_000, 3 * text.len()] {
             let hay = text.repeat(3 + 70_000 / text.len());
-            let hay = &hay.as_bytes()[..len.min(hay.len())];
+            let hay = &hay[..len.min(hay.len())];
             let mut got = Vec::new();
             gate.match_ends(hay, &mut got);
             let mut want = Vec::new();

@@ -703,14 +703,32 @@ mod properties {
         gate_soup_of(300..900)
     }
 
+    /// A gate literal as text: one spelled with the lead byte of a
+    /// whitespace character ends with that whole character.
+    fn soup_word(literal: &[u8]) -> String {
+        match std::str::from_utf8(literal) {
+            Ok(word) => word.to_owned(),
+            Err(_) => {
+                let (lead, word) = literal.split_last().unwrap_or((&b' ', literal));
+                let space = match lead {
+                    0xC2 => '\u{a0}',
+                    0xE1 => '\u{1680}',
+                    0xE2 => '\u{2003}',
+                    _ => '\u{3000}',
+                };
+                format!("{}{space}", String::from_utf8_lossy(word))
+            }
+        }
+    }
+
     fn gate_soup_of(parts: std::ops::Range<usize>) -> impl Strategy<Value = String> {
         let count = GATE.literals.len();
         proptest::collection::vec(
             prop_oneof![
                 "[ -~\n\u{a0}-\u{3ff}]{0,6}".prop_map(|t| t),
-                (0..count).prop_map(|i| GATE.literals[i].clone()),
+                (0..count).prop_map(|i| soup_word(&GATE.literals[i])),
                 (0..count, 1..4_usize).prop_map(|(i, cut)| {
-                    let a = &GATE.literals[i];
+                    let a = &soup_word(&GATE.literals[i]);
                     let keep = a.len().saturating_sub(cut);
                     a.get(..keep).unwrap_or(a).to_owned()
                 }),
