@@ -9,10 +9,10 @@
 //!
 //! One walk through a DFA waits at every byte for the previous byte's
 //! transition to load: its speed is the latency of a memory read, not the
-//! processor's throughput. So the text is cut into blocks of [`LANES`]
-//! stretches of [`LANE_BYTES`], walked side by side in one loop, each its own
+//! processor's throughput. So the text is cut into blocks of `LANES`
+//! stretches of `LANE_BYTES`, walked side by side in one loop, each its own
 //! chain of loads; the bytes before the first block and after the last are
-//! walked alone. A stretch starts [`WARM`] bytes early (at least the longest
+//! walked alone. A stretch starts `WARM` bytes early (at least the longest
 //! literal less one): every literal ending inside it starts no earlier than
 //! that, so none is missed, and the ends of those bytes (seen by the walk
 //! before) are not kept. Every lane's state stays in a register, so a step
@@ -30,17 +30,17 @@ use aho_corasick::dfa::DFA;
 /// A state is the offset of its row, a row holds one next state per byte
 /// class, and every byte that occurs in no literal shares one class (from any
 /// state it leads where any other such byte leads: no literal continues with
-/// it). A state reached by a match carries [`MATCH`] on top of its offset,
+/// it). A state reached by a match carries `MATCH` on top of its offset,
 /// so the walk learns that a lane matched by or-ing the states together,
 /// one operation a byte, and the mask that keeps an index inside the table
 /// strips the flag again. The rows sit in a fixed number of slots
-/// ([`SLOTS`]), so an index masked to the slots needs no bounds check; every
+/// (`SLOTS`), so an index masked to the slots needs no bounds check; every
 /// offset plus class is below the rows' end, so the mask never changes an
 /// index.
 pub struct Walker {
     /// The class of each byte.
     classes: [u8; 256],
-    /// Row after row: the next state for each class, [`MATCH`] set when that
+    /// Row after row: the next state for each class, `MATCH` set when that
     /// state is a match state.
     next: Box<[u32; SLOTS]>,
     /// The start state.
@@ -76,7 +76,7 @@ impl Walker {
     /// The table of `dfa` (built with `MatchKind::Standard`, so that every
     /// occurrence is a match state), over every class of byte that
     /// `literals`, the DFA's literals, hold. `None` when the rows do not fit
-    /// [`SLOTS`].
+    /// `SLOTS`.
     pub fn new<L: AsRef<[u8]>>(dfa: &DFA, literals: &[L]) -> Option<Walker> {
         let mut classes = [0_u8; 256];
         // One representative byte per class; class 0 is every byte no literal

@@ -46,16 +46,16 @@
 //! # Cost
 //!
 //! Construction compiles nothing. The anchor search is built on first use
-//! (well under a millisecond): a few packed (SIMD) literal searchers, each
-//! over a small group of anchor prefixes, run over the text (the any-case
-//! key words over a lower-cased copy made a chunk at a time), and at each
-//! position where a prefix starts every anchor is compared in full. That
-//! finds exactly what one Aho-Corasick automaton over every anchor finds (the
-//! automaton stays as the reference, and as the search where a packed
-//! searcher cannot be built). A rule runs only at its own anchors' hits, on a
-//! window around the hit, and a rule's regex is compiled the first time one
-//! of its anchors is seen. Text without any anchor costs those scans and no
-//! allocation.
+//! (about half a millisecond): one DFA over the exact-case anchors as written
+//! and every case variant of the first four bytes of each any-case anchor,
+//! walked once over the text ([`crate::literals::Walker`]), with an any-case
+//! anchor compared in full wherever a variant of its head ends. Its cost is
+//! the text's length, whatever the text holds. That finds exactly what one
+//! Aho-Corasick automaton over every anchor finds (the automaton stays as the
+//! reference, and as the search where the DFA cannot be built). A rule runs
+//! only at its own anchors' hits, on a window around the hit, and a rule's
+//! regex is compiled the first time one of its anchors is seen. Text without
+//! any anchor costs that walk and no allocation beyond it.
 //!
 //! # Limits
 //!
