@@ -56,7 +56,9 @@
 mod deadline;
 mod fs;
 mod git;
-mod literals;
+// A namespace: `Walker` and `plain_match_ends`, the reference both its
+// users' tests check it against.
+pub mod literals;
 mod overview;
 mod progress;
 // A namespace, not items: the broker re-exports it whole (`moat_broker::redact`),
@@ -87,7 +89,7 @@ pub use fs::containment;
 pub use fs::denylist::Denylist;
 pub use sources::redact_source;
 // The one literal walk under both redaction's anchor search and the broker's
-// injection gate.
+// injection gate, and the plain walk it is checked against.
 pub use literals::Walker;
 
 /// Whether this build has the test-only `dangerous-disable-userland-checks`
