@@ -145,19 +145,21 @@ fn is_stable(c: char) -> bool {
 }
 
 /// The index of the first non-ASCII byte at or after `from`, or the length.
+/// Whole blocks of 64 bytes are or-ed together first (a loop the compiler
+/// turns into vector instructions): source text is nearly all ASCII, so most
+/// blocks are passed over at once, and the byte is then found in the block.
 fn next_non_ascii(bytes: &[u8], from: usize) -> usize {
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-    let (words, rest) = bytes[from..].as_chunks::<8>();
-    for (index, word) in words.iter().enumerate() {
-        let high = u64::from_le_bytes(*word) & HIGH_BITS;
-        if high != 0 {
-            return from + 8 * index + (high.trailing_zeros() / 8) as usize;
-        }
-    }
-    let scanned = from + 8 * words.len();
-    rest.iter()
+    let rest = bytes.get(from..).unwrap_or_default();
+    let (blocks, _) = rest.as_chunks::<64>();
+    let ascii = blocks
+        .iter()
+        .position(|block| block.iter().fold(0, |any, &b| any | b) >= 0x80)
+        .unwrap_or(blocks.len());
+    let skipped = 64 * ascii;
+    rest[skipped..]
+        .iter()
         .position(|b| !b.is_ascii())
-        .map_or(bytes.len(), |offset| scanned + offset)
+        .map_or(bytes.len(), |offset| from + skipped + offset)
 }
 
 /// Whether `c` is an invisible formatting character counted as evidence.
@@ -376,6 +378,34 @@ mod tests {
                 let mut buf = [0; 4];
                 let lead = c.encode_utf8(&mut buf).as_bytes()[0];
                 assert!(CANDIDATE_LEADS[usize::from(lead)], "{c:?}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod next_non_ascii_tests {
+    use super::next_non_ascii;
+
+    #[test]
+    fn the_first_non_ascii_byte_is_found_in_and_across_blocks() {
+        for len in [0, 1, 63, 64, 65, 200] {
+            let ascii = "a".repeat(len);
+            assert_eq!(next_non_ascii(ascii.as_bytes(), 0), len);
+            for at in 0..len {
+                let mut text = ascii.clone();
+                text.replace_range(at..=at, "\u{e9}");
+                for from in [0, at.saturating_sub(1), at] {
+                    assert_eq!(
+                        next_non_ascii(text.as_bytes(), from),
+                        at,
+                        "{len} {at} {from}"
+                    );
+                }
+                assert_eq!(
+                    next_non_ascii(text.as_bytes(), at + 2),
+                    text.len().max(at + 2)
+                );
             }
         }
     }
