@@ -2,12 +2,18 @@
 //! whose decoded form is readable text. The scanner scores the decoded text
 //! again (one level deep) and reports INJ24 when it is an instruction.
 //!
-//! Bounded: at most [`MAX_CANDIDATES`] runs are decoded per text, and a run is
-//! decoded up to [`MAX_RUN`] bytes. Finding the runs looks at one byte in
-//! [`STEP`] outside them, so the cost on ordinary text stays a small fraction
-//! of one pass.
+//! Every run of the whole text is looked at, wherever it stands: a payload
+//! after any number of long identifiers is still decoded. A run with no digit
+//! and no upper-case letter is a word or an identifier (`snake_case_names`,
+//! `kebab-case-names`), never the hex of text (every byte of readable text
+//! has a hex digit for its high half) nor, in practice, its base64 (a space
+//! or a letter before `h` turns into an upper-case letter), so it is passed
+//! over without being decoded. Bounded: runs are disjoint and each is decoded
+//! up to [`MAX_RUN`] bytes, so decoding is linear in the text, and at most
+//! [`MAX_CANDIDATES`] readable decoded texts are returned (each is scored
+//! again). Finding the runs reads the text 64 bytes at a time as a mask.
 
-/// At most this many encoded runs are decoded per text.
+/// At most this many readable decoded texts are returned per text.
 pub(super) const MAX_CANDIDATES: usize = 32;
 
 /// A run is decoded up to this many bytes.
@@ -15,9 +21,6 @@ const MAX_RUN: usize = 16 * 1024;
 
 /// Shortest base64 or hex run looked at.
 const MIN_RUN: usize = 24;
-
-/// Every run of [`MIN_RUN`] or more bytes covers a multiple of this.
-const STEP: usize = MIN_RUN;
 
 /// Fewest escapes in a run of `\xHH` or `%HH` escapes.
 const MIN_ESCAPES: usize = 8;
@@ -46,15 +49,23 @@ static B64: [bool; 256] = {
     table
 };
 
-/// The encoded runs of `raw` whose decoded form reads as text.
+/// The encoded runs of `raw` whose decoded form reads as text, at most
+/// [`MAX_CANDIDATES`] of them, in order (base64 and hex runs, then escapes).
 pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
     let bytes = raw.as_bytes();
     let mut out = Vec::new();
-    let runs = runs(bytes, MAX_CANDIDATES);
-    let mut tried = runs.len();
-    for run in runs {
+    for run in runs(bytes) {
+        if out.len() >= MAX_CANDIDATES {
+            return out;
+        }
         let start = run.start;
         let run = &bytes[run];
+        if !run
+            .iter()
+            .any(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        {
+            continue;
+        }
         let decoded = if run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit) {
             hex(run).map(|t| (t, "hex"))
         } else {
@@ -68,59 +79,119 @@ pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
             });
         }
     }
-    escapes(raw, b"\\x", "hex escapes", &mut out, &mut tried);
-    escapes(raw, b"%", "percent-encoding", &mut out, &mut tried);
+    escapes(raw, b"\\x", "hex escapes", &mut out);
+    escapes(raw, b"%", "percent-encoding", &mut out);
     out
 }
 
-/// The first `limit` maximal runs of base64 or hex bytes of [`MIN_RUN`]
-/// bytes or more, in order, each cut to [`MAX_RUN`] bytes. Every such run
-/// covers a multiple of [`STEP`], so only those bytes are looked at outside
-/// the runs, and around each only as far as it takes to tell a word from a
-/// run.
-fn runs(bytes: &[u8], limit: usize) -> Vec<std::ops::Range<usize>> {
+/// Every maximal run of base64 or hex bytes of [`MIN_RUN`] bytes or more, in
+/// order, each cut to [`MAX_RUN`] bytes.
+///
+/// The text is read 64 bytes at a time into a mask of its base64 bytes (a
+/// loop of comparisons the compiler turns into vector instructions), and a
+/// few shifts of two blocks' masks tell whether [`MIN_RUN`] of them stand in
+/// a row there; only then are the bytes around read one by one. Source text
+/// has a byte that is not base64 every few bytes, so nearly every block is
+/// passed over by its mask.
+fn runs(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() && runs.len() < limit {
-        if !is_b64(bytes[i]) {
-            i += STEP;
+    // Bytes before this are accounted for: a run that starts before it was
+    // pushed already, or is too short.
+    let mut done = 0;
+    // Base64 bytes in a row just before the block.
+    let mut carry = 0;
+    let (blocks, _) = bytes.as_chunks::<64>();
+    for (index, block) in blocks.iter().enumerate() {
+        let mask = b64_mask(block);
+        let long = carry + mask.trailing_ones() as usize >= MIN_RUN || has_long_run(mask);
+        let from = (64 * index - carry).max(done);
+        carry = if mask == u64::MAX {
+            carry + 64
+        } else {
+            mask.leading_ones() as usize
+        };
+        if long {
+            done = scan_runs(bytes, from, 64 * (index + 1), &mut runs);
+        }
+    }
+    // The bytes after the last whole block, and a run reaching into them.
+    let from = (64 * blocks.len() - carry).max(done);
+    scan_runs(bytes, from, bytes.len(), &mut runs);
+    runs
+}
+
+/// Bit `i` set when `block[i]` is a base64 or hex byte (`+`, `-`, `/`,
+/// digits, letters, `_`). The bytes are classified with comparisons only (no
+/// table, no branch, so the compiler vectorises the loop), then each eight of
+/// the 0/1 flags are gathered into a byte of the mask by one multiplication.
+fn b64_mask(block: &[u8; 64]) -> u64 {
+    let mut flags = [0_u8; 64];
+    for (flag, &b) in flags.iter_mut().zip(block) {
+        let letter = (b | 0x20).wrapping_sub(b'a') <= 25;
+        // `+` (0x2B) to `9` (0x39) less `,` and `.`.
+        let digit_or_symbol = b.wrapping_sub(b'+') <= b'9' - b'+' && b != b',' && b != b'.';
+        *flag = u8::from(letter | digit_or_symbol | (b == b'_'));
+    }
+    let (eights, _) = flags.as_chunks::<8>();
+    let mut mask = 0_u64;
+    for (k, eight) in eights.iter().enumerate() {
+        // Bit j of the product's top byte is flag j (each flag is 0 or 1,
+        // so no two terms share a bit and nothing carries).
+        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= gathered << (8 * k);
+    }
+    mask
+}
+
+/// Whether [`MIN_RUN`] set bits stand in a row in `bits`.
+fn has_long_run(bits: u64) -> bool {
+    let two = bits & (bits >> 1);
+    let four = two & (two >> 2);
+    let eight = four & (four >> 4);
+    let sixteen = eight & (eight >> 8);
+    sixteen & (eight >> 16) != 0
+}
+
+/// Pushes the maximal runs of [`MIN_RUN`] bytes or more that start at or
+/// after `from` and before `to` (each read to its end, past `to` if need
+/// be); returns where the last one read ended, or `to`. A run that starts
+/// before `from` was pushed already, or is too short.
+fn scan_runs(
+    bytes: &[u8],
+    from: usize,
+    to: usize,
+    runs: &mut Vec<std::ops::Range<usize>>,
+) -> usize {
+    let mut at = from;
+    // A run already under way at `from` is not one that starts here.
+    while at > 0 && at < to && is_b64(bytes[at - 1]) && is_b64(bytes[at]) {
+        at += 1;
+    }
+    let mut done = to;
+    while at < to {
+        if !is_b64(bytes[at]) {
+            at += 1;
             continue;
         }
-        let mut end = i;
-        while end < bytes.len() && end - i < MIN_RUN && is_b64(bytes[end]) {
-            end += 1;
+        let start = at;
+        while at < bytes.len() && is_b64(bytes[at]) {
+            at += 1;
         }
-        let mut start = i;
-        while start > 0 && end - (start - 1) <= MIN_RUN && is_b64(bytes[start - 1]) {
-            start -= 1;
+        if at - start >= MIN_RUN {
+            runs.push(start..at.min(start + MAX_RUN));
+            done = done.max(at);
         }
-        if end - start >= MIN_RUN {
-            while start > 0 && is_b64(bytes[start - 1]) {
-                start -= 1;
-            }
-            while end < bytes.len() && is_b64(bytes[end]) {
-                end += 1;
-            }
-            runs.push(start..end.min(start + MAX_RUN));
-        }
-        i = (end / STEP + 1) * STEP;
     }
-    runs
+    done.max(at)
 }
 
 /// Runs of `prefix` + two hex digits (`\x49\x67…`, `%49%67…`), with the
 /// bytes between escapes (`+` as a space for percent-encoding) kept.
-fn escapes(
-    raw: &str,
-    prefix: &[u8],
-    encoding: &'static str,
-    out: &mut Vec<Decoded>,
-    tried: &mut usize,
-) {
+fn escapes(raw: &str, prefix: &[u8], encoding: &'static str, out: &mut Vec<Decoded>) {
     let bytes = raw.as_bytes();
     let finder = memchr::memmem::Finder::new(prefix);
     let mut from = 0;
-    while *tried < MAX_CANDIDATES {
+    while out.len() < MAX_CANDIDATES {
         let Some(offset) = finder.find(&bytes[from..]) else {
             return;
         };
@@ -148,15 +219,14 @@ fn escapes(
             decoded.push(if b == b'+' && prefix == b"%" { b' ' } else { b });
             at += 1;
         }
-        if count >= MIN_ESCAPES {
-            *tried += 1;
-            if let Some(text) = readable(decoded) {
-                out.push(Decoded {
-                    at: start,
-                    encoding,
-                    text,
-                });
-            }
+        if count >= MIN_ESCAPES
+            && let Some(text) = readable(decoded)
+        {
+            out.push(Decoded {
+                at: start,
+                encoding,
+                text,
+            });
         }
         from = at.max(start + 1);
     }
@@ -234,14 +304,13 @@ mod tests {
     use proptest::prelude::*;
 
     /// The base64 and hex runs of `raw` found by reading every byte: each
-    /// maximal run of [`MIN_RUN`] bytes or more, in order, at most
-    /// [`MAX_CANDIDATES`] of them, with where it starts and how far it is
-    /// decoded.
+    /// maximal run of [`MIN_RUN`] bytes or more, in order, with where it
+    /// starts and how far it is decoded.
     fn every_run(raw: &str) -> Vec<(usize, usize)> {
         let bytes = raw.as_bytes();
         let mut runs = Vec::new();
         let mut at = 0;
-        while at < bytes.len() && runs.len() < MAX_CANDIDATES {
+        while at < bytes.len() {
             if !is_b64(bytes[at]) {
                 at += 1;
                 continue;
@@ -257,27 +326,44 @@ mod tests {
         runs
     }
 
+    #[test]
+    fn runs_across_blocks_at_their_edges_and_in_the_tail_are_found() {
+        for offset in [0, 1, 40, 63, 64, 65, 127, 128, 150] {
+            for len in [23, 24, 25, 63, 64, 65, 200] {
+                for total in [offset + len, offset + len + 1, offset + len + 70, 400] {
+                    if total < offset + len {
+                        continue;
+                    }
+                    let mut raw = " ".repeat(total);
+                    raw.replace_range(offset..offset + len, &"aB3_".repeat(len).as_str()[..len]);
+                    let found: Vec<(usize, usize)> = runs(raw.as_bytes())
+                        .into_iter()
+                        .map(|r| (r.start, r.end))
+                        .collect();
+                    assert_eq!(found, every_run(&raw), "{offset} {len} {total}");
+                }
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
-        /// Sampling one byte in [`STEP`] finds the runs reading every byte
+        /// Reading the text as masks finds the runs reading every byte
         /// finds.
         #[test]
         fn sampling_finds_every_run_that_reading_every_byte_finds(
             parts in proptest::collection::vec(
                 prop_oneof![
                     "[a-zA-Z0-9+/_-]{1,40}",
-                    "[ .:;,\n]{1,3}",
+                    "[ .:;,\n@`\\[\\]{}~\u{e9}\u{100}-\u{2ff}]{1,3}",
                 ],
                 0..60,
             ),
-            limit in 1..40_usize,
         ) {
             let raw = parts.concat();
-            let mut expected = every_run(&raw);
-            expected.truncate(limit);
             let found: Vec<(usize, usize)> =
-                runs(raw.as_bytes(), limit).into_iter().map(|r| (r.start, r.end)).collect();
-            prop_assert_eq!(found, expected);
+                runs(raw.as_bytes()).into_iter().map(|r| (r.start, r.end)).collect();
+            prop_assert_eq!(found, every_run(&raw));
         }
     }
 }
