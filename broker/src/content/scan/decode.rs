@@ -9,12 +9,9 @@
 //! has a hex digit for its high half) nor, in practice, its base64 (a space
 //! or a letter before `h` turns into an upper-case letter), so it is passed
 //! over without being decoded. Bounded: runs are disjoint and each is decoded
-//! up to [`MAX_RUN`] bytes, so decoding is linear in the text, and at most
-//! [`MAX_CANDIDATES`] readable decoded texts are returned (each is scored
-//! again). Finding the runs reads the text 64 bytes at a time as a mask.
-
-/// At most this many readable decoded texts are returned per text.
-pub(super) const MAX_CANDIDATES: usize = 32;
+//! up to [`MAX_RUN`] bytes, so decoding, and the decoded texts returned, are
+//! linear in the text (the scanner scores them together, in one text).
+//! Finding the runs reads the text 64 bytes at a time as a mask.
 
 /// A run is decoded up to this many bytes.
 const MAX_RUN: usize = 16 * 1024;
@@ -49,15 +46,12 @@ static B64: [bool; 256] = {
     table
 };
 
-/// The encoded runs of `raw` whose decoded form reads as text, at most
-/// [`MAX_CANDIDATES`] of them, in order (base64 and hex runs, then escapes).
+/// The encoded runs of `raw` whose decoded form reads as text, in order
+/// (base64 and hex runs, then escapes).
 pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
     let bytes = raw.as_bytes();
     let mut out = Vec::new();
     for run in runs(bytes) {
-        if out.len() >= MAX_CANDIDATES {
-            return out;
-        }
         let start = run.start;
         let run = &bytes[run];
         if !run
@@ -191,7 +185,7 @@ fn escapes(raw: &str, prefix: &[u8], encoding: &'static str, out: &mut Vec<Decod
     let bytes = raw.as_bytes();
     let finder = memchr::memmem::Finder::new(prefix);
     let mut from = 0;
-    while out.len() < MAX_CANDIDATES {
+    loop {
         let Some(offset) = finder.find(&bytes[from..]) else {
             return;
         };

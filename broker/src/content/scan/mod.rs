@@ -495,16 +495,7 @@ impl Scanner {
             hits[index].push(Hit::Folded(span));
         }
         if decode {
-            for candidate in decode::candidates(source) {
-                if hits[ENCODED].len() >= FINDINGS_PER_SIGNAL {
-                    break;
-                }
-                let inner = self.score(&candidate.text, Kind::Unknown, false);
-                if inner.level >= Level::Elevated && !inner.signals.is_empty() {
-                    let shown = format!("{}: {}", candidate.encoding, candidate.text);
-                    hits[ENCODED].push(Hit::Raw(candidate.at, excerpt(&shown)));
-                }
-            }
+            self.score_decoded(&decode::candidates(source), &mut hits[ENCODED]);
         }
         if let Some(at) = look_alikes {
             hits[LOOK_ALIKE].push(Hit::Raw(at, excerpt(word_at(source, at))));
@@ -592,6 +583,51 @@ impl Scanner {
             risk: round3(risk),
             invisible_characters: invisible,
             signals,
+        }
+    }
+}
+
+impl Scanner {
+    /// INJ24: the decoded texts of `candidates` are scored together, as one
+    /// text (each followed by a blank line), once: the cost stays linear in
+    /// the file however many encoded runs it holds, and no number of decoys
+    /// before a payload keeps it from being read. When that text is
+    /// `elevated` or above, each decoded text holding a finding is a hit,
+    /// shown with its encoding.
+    fn score_decoded(&self, candidates: &[decode::Decoded], hits: &mut Vec<Hit>) {
+        if candidates.is_empty() {
+            return;
+        }
+        let mut joined = String::new();
+        // The 1-based line of the joined text where each candidate starts.
+        let mut first_lines = Vec::with_capacity(candidates.len());
+        let mut line = 1_u64;
+        for candidate in candidates {
+            first_lines.push(line);
+            joined.push_str(&candidate.text);
+            joined.push_str("\n\n");
+            line += 2 + newlines(candidate.text.as_bytes());
+        }
+        let inner = self.score(&joined, Kind::Unknown, false);
+        if inner.level < Level::Elevated {
+            return;
+        }
+        let mut shown = Vec::new();
+        for finding in &inner.signals {
+            if hits.len() >= FINDINGS_PER_SIGNAL {
+                break;
+            }
+            let index = first_lines
+                .partition_point(|&first| first <= finding.line)
+                .saturating_sub(1);
+            if shown.contains(&index) {
+                continue;
+            }
+            shown.push(index);
+            if let Some(candidate) = candidates.get(index) {
+                let text = format!("{}: {}", candidate.encoding, candidate.text);
+                hits.push(Hit::Raw(candidate.at, excerpt(&text)));
+            }
         }
     }
 }
