@@ -13,6 +13,9 @@
 //! linear in the text (the scanner scores them together, in one text).
 //! Finding the runs reads the text 64 bytes at a time as a mask.
 
+use super::context::Kind;
+use super::{FINDINGS_PER_SIGNAL, Hit, Level, Scanner, excerpt, newlines};
+
 /// A run is decoded up to this many bytes.
 const MAX_RUN: usize = 16 * 1024;
 
@@ -292,32 +295,64 @@ fn readable(bytes: Vec<u8>) -> Option<String> {
     (chars >= 16 && spaces >= 2 && (letters + spaces) * 10 >= chars * 7).then_some(text)
 }
 
+impl Scanner {
+    /// INJ24: the decoded texts of `candidates` are scored together, as one
+    /// text (each followed by a blank line), once: the cost stays linear in
+    /// the file however many encoded runs it holds, and no number of decoys
+    /// before a payload keeps it from being read. When that text is
+    /// `elevated` or above, each decoded text holding a finding is a hit,
+    /// shown with its encoding.
+    pub(super) fn score_decoded(&self, candidates: &[Decoded], hits: &mut Vec<Hit>) {
+        if candidates.is_empty() {
+            return;
+        }
+        let mut joined = String::new();
+        // The 1-based line of the joined text where each candidate starts.
+        let mut first_lines = Vec::with_capacity(candidates.len());
+        let mut line = 1_u64;
+        for candidate in candidates {
+            first_lines.push(line);
+            joined.push_str(&candidate.text);
+            joined.push_str("\n\n");
+            line += 2 + newlines(candidate.text.as_bytes());
+        }
+        let inner = self.score(&joined, Kind::Unknown, false);
+        if inner.level < Level::Elevated {
+            return;
+        }
+        let mut shown = Vec::new();
+        for finding in &inner.signals {
+            if hits.len() >= FINDINGS_PER_SIGNAL {
+                break;
+            }
+            let index = first_lines
+                .partition_point(|&first| first <= finding.line)
+                .saturating_sub(1);
+            if shown.contains(&index) {
+                continue;
+            }
+            shown.push(index);
+            if let Some(candidate) = candidates.get(index) {
+                let text = format!("{}: {}", candidate.encoding, candidate.text);
+                hits.push(Hit::Raw(candidate.at, excerpt(&text)));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The base64 and hex runs of `raw` found by reading every byte: each
+    /// The base64 and hex runs of `raw` found by reading every byte (the
+    /// byte-by-byte reading `runs` falls back to, over the whole text): each
     /// maximal run of [`MIN_RUN`] bytes or more, in order, with where it
     /// starts and how far it is decoded.
     fn every_run(raw: &str) -> Vec<(usize, usize)> {
-        let bytes = raw.as_bytes();
         let mut runs = Vec::new();
-        let mut at = 0;
-        while at < bytes.len() {
-            if !is_b64(bytes[at]) {
-                at += 1;
-                continue;
-            }
-            let start = at;
-            while at < bytes.len() && is_b64(bytes[at]) {
-                at += 1;
-            }
-            if at - start >= MIN_RUN {
-                runs.push((start, at.min(start + MAX_RUN)));
-            }
-        }
-        runs
+        scan_runs(raw.as_bytes(), 0, raw.len(), &mut runs);
+        runs.into_iter().map(|r| (r.start, r.end)).collect()
     }
 
     #[test]

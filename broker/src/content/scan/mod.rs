@@ -16,7 +16,7 @@
 //!
 //! Submodules: `gate` (the one pass over the text that finds where any
 //! signal can match), `classic` (INJ01–INJ10), `families` (INJ11 onwards),
-//! `decode` (encoded payloads), `fold` (folding and de-obfuscation),
+//! `decode` (encoded payloads and their scoring), `fold` (folding and de-obfuscation),
 //! `context` (where a finding sits). Every step is linear in the input size.
 
 use std::ops::Range;
@@ -583,51 +583,6 @@ impl Scanner {
             risk: round3(risk),
             invisible_characters: invisible,
             signals,
-        }
-    }
-}
-
-impl Scanner {
-    /// INJ24: the decoded texts of `candidates` are scored together, as one
-    /// text (each followed by a blank line), once: the cost stays linear in
-    /// the file however many encoded runs it holds, and no number of decoys
-    /// before a payload keeps it from being read. When that text is
-    /// `elevated` or above, each decoded text holding a finding is a hit,
-    /// shown with its encoding.
-    fn score_decoded(&self, candidates: &[decode::Decoded], hits: &mut Vec<Hit>) {
-        if candidates.is_empty() {
-            return;
-        }
-        let mut joined = String::new();
-        // The 1-based line of the joined text where each candidate starts.
-        let mut first_lines = Vec::with_capacity(candidates.len());
-        let mut line = 1_u64;
-        for candidate in candidates {
-            first_lines.push(line);
-            joined.push_str(&candidate.text);
-            joined.push_str("\n\n");
-            line += 2 + newlines(candidate.text.as_bytes());
-        }
-        let inner = self.score(&joined, Kind::Unknown, false);
-        if inner.level < Level::Elevated {
-            return;
-        }
-        let mut shown = Vec::new();
-        for finding in &inner.signals {
-            if hits.len() >= FINDINGS_PER_SIGNAL {
-                break;
-            }
-            let index = first_lines
-                .partition_point(|&first| first <= finding.line)
-                .saturating_sub(1);
-            if shown.contains(&index) {
-                continue;
-            }
-            shown.push(index);
-            if let Some(candidate) = candidates.get(index) {
-                let text = format!("{}: {}", candidate.encoding, candidate.text);
-                hits.push(Hit::Raw(candidate.at, excerpt(&text)));
-            }
         }
     }
 }
