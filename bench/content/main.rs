@@ -1,5 +1,5 @@
-//! Throughput of the content controls: `Redactor::redact_str` plus
-//! `Scanner::assess` over about 1 MiB of real source code.
+//! Throughput of the content controls: redaction and the injection
+//! assessment of about 1 MiB of real source code.
 //!
 //! Build and run (release profile), after adding to `broker/Cargo.toml`:
 //!
@@ -14,7 +14,7 @@
 //! cargo bench -p moat-broker --bench content            # 15 runs per input
 //! cargo bench -p moat-broker --bench content -- 31      # more runs
 //! cargo bench -p moat-broker --bench content -- file PATH [RUNS]   # one file
-//! cargo bench -p moat-broker --bench content -- dump PATH          # write the corpus
+//! cargo bench -p moat-broker --bench content -- dump PATH [INPUT]  # write the corpus or an input
 //! cargo bench -p moat-broker --bench content -- loop PATH RUNS     # redact + assess only, for a profiler
 //! ```
 //!
@@ -28,7 +28,9 @@
 //! 10^6 bytes) go to stderr.
 //!
 //! Columns: `redact` is `Redactor::redact_str`, `assess` is `Scanner::assess`,
-//! `both` their sum per run. `result` is everything the broker does to a
+//! `apart` their sum per run; `both` is `Scanner::redact_and_assess`, the same
+//! two answers as the broker gets them for a file, with the literal search of
+//! both done in one walk. `result` is everything the broker does to a
 //! `read_file` answer of that text: numbering the lines, the assessment, the
 //! redaction of the fenced text and of the rest of the result, the fence
 //! (`Controls::success`), and serialising the result to JSON.
@@ -68,8 +70,13 @@ fn main() {
         {
             let (redactor, scanner) = (Redactor::new(true), Scanner::new());
             for _ in 0..runs {
-                std::hint::black_box(redactor.redact_str(&text, &mut RedactionReport::default()));
-                std::hint::black_box(scanner.assess(&text));
+                let mut report = RedactionReport::default();
+                std::hint::black_box(scanner.redact_and_assess(
+                    &redactor,
+                    &text,
+                    None,
+                    &mut report,
+                ));
             }
         }
         return;
@@ -91,9 +98,16 @@ fn main() {
     }
     let source = corpus();
     // `-- dump PATH`: writes the corpus to PATH, for profiling one phase.
+    // `-- dump PATH [INPUT]`: the corpus, or one of the inputs made from it.
     if args.first().is_some_and(|a| a == "dump") {
+        let input = match args.get(2).map(String::as_str) {
+            Some("with-secrets") => with_secrets(&source),
+            Some("with-injections") => with_injections(&source),
+            Some("non-ascii") => with_non_ascii_comments(&source),
+            _ => source.clone(),
+        };
         if let Some(path) = args.get(1)
-            && let Err(e) = std::fs::write(path, &source)
+            && let Err(e) = std::fs::write(path, &input)
         {
             eprintln!("{path}: {e}");
         }
@@ -140,12 +154,13 @@ fn measure(inputs: &[(&str, String)], runs: usize) {
     let controls = Controls::new(true, true);
     eprintln!("runs per input: {runs} (median reported)");
     eprintln!(
-        "{:<16} {:>9} {:>6} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}",
+        "{:<16} {:>9} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}",
         "input",
         "bytes",
         "ascii",
         "redact MB/s",
         "assess MB/s",
+        "apart MB/s",
         "both MB/s",
         "result MB/s",
         "redacted",
@@ -154,6 +169,7 @@ fn measure(inputs: &[(&str, String)], runs: usize) {
     for (name, text) in inputs {
         let mut redact_times = Vec::with_capacity(runs);
         let mut assess_times = Vec::with_capacity(runs);
+        let mut both_times = Vec::with_capacity(runs);
         let mut result_times = Vec::with_capacity(runs);
         let mut redacted = 0;
         let mut findings = 0;
@@ -172,6 +188,12 @@ fn measure(inputs: &[(&str, String)], runs: usize) {
             findings = assessment.signals.len();
             std::hint::black_box(assessment);
 
+            let started = Instant::now();
+            let mut report = RedactionReport::default();
+            let both = scanner.redact_and_assess(&redactor, text, None, &mut report);
+            both_times.push(started.elapsed().as_secs_f64());
+            std::hint::black_box(both);
+
             // The worker's answer, as the broker receives it (owned).
             let received = output.clone();
             let started = Instant::now();
@@ -183,20 +205,21 @@ fn measure(inputs: &[(&str, String)], runs: usize) {
             result_times.push(started.elapsed().as_secs_f64());
             std::hint::black_box(json);
         }
-        let both: Vec<f64> = redact_times
+        let apart: Vec<f64> = redact_times
             .iter()
             .zip(&assess_times)
             .map(|(r, a)| r + a)
             .collect();
         let rate = |times: &[f64]| text.len() as f64 / median(times) / 1e6;
         eprintln!(
-            "{:<16} {:>9} {:>6} {:>11.0} {:>11.0} {:>11.0} {:>11.0} {:>9} {:>9}",
+            "{:<16} {:>9} {:>6} {:>11.0} {:>11.0} {:>11.0} {:>11.0} {:>11.0} {:>9} {:>9}",
             name,
             text.len(),
             text.is_ascii(),
             rate(&redact_times),
             rate(&assess_times),
-            rate(&both),
+            rate(&apart),
+            rate(&both_times),
             rate(&result_times),
             redacted,
             findings

@@ -87,7 +87,7 @@ pub use tools::{handle, handle_until};
 // whole-source redaction, the denylist `doctor` counts, path containment.
 pub use fs::containment;
 pub use fs::denylist::Denylist;
-pub use sources::redact_source;
+pub use sources::{redact_source, redact_source_with};
 // The one literal walk under both redaction's anchor search and the broker's
 // injection gate, and the plain walk it is checked against.
 pub use literals::Walker;

@@ -56,7 +56,7 @@ pub struct Walker {
 
 /// Room for a walker's rows: a power of two. A few hundred literals of a few
 /// bytes each take well under half of it.
-const SLOTS: usize = 1 << 17;
+const SLOTS: usize = 1 << 18;
 
 /// Set on a state the walk reaches by a match. Above every offset, so masking
 /// an index to [`SLOTS`] removes it.
@@ -78,16 +78,37 @@ impl Walker {
     /// `literals`, the DFA's literals, hold. `None` when the rows do not fit
     /// `SLOTS`.
     pub fn new<L: AsRef<[u8]>>(dfa: &DFA, literals: &[L]) -> Option<Walker> {
+        Walker::build(dfa, literals, false)
+    }
+
+    /// [`Walker::new`] for a DFA over literals without ASCII upper-case
+    /// letters, walked in any ASCII case: each upper-case letter is put in
+    /// its lower-case letter's class, so walking a text finds exactly what
+    /// walking its ASCII lower-case copy would, at the same offsets, without
+    /// the copy. `None` also when a literal holds an upper-case letter.
+    pub fn any_case<L: AsRef<[u8]>>(dfa: &DFA, literals: &[L]) -> Option<Walker> {
+        Walker::build(dfa, literals, true)
+    }
+
+    fn build<L: AsRef<[u8]>>(dfa: &DFA, literals: &[L], any_case: bool) -> Option<Walker> {
         let mut classes = [0_u8; 256];
         // One representative byte per class; class 0 is every byte no literal
         // holds.
         let mut representative = vec![0_u8];
         for literal in literals {
             for &byte in literal.as_ref() {
+                if any_case && byte.is_ascii_uppercase() {
+                    return None;
+                }
                 if classes[usize::from(byte)] == 0 {
                     classes[usize::from(byte)] = u8::try_from(representative.len()).ok()?;
                     representative.push(byte);
                 }
+            }
+        }
+        if any_case {
+            for upper in b'A'..=b'Z' {
+                classes[usize::from(upper)] = classes[usize::from(upper.to_ascii_lowercase())];
             }
         }
         if let Some(unused) = (0..=255_u8).find(|b| classes[usize::from(*b)] == 0) {
@@ -365,6 +386,50 @@ mod tests {
             "-----BEGIN ",
             "eyJ",
         ]);
+    }
+
+    #[test]
+    fn an_any_case_walk_finds_what_the_walk_of_the_lower_case_text_finds() {
+        let literals = ["akia", "ghp_", "ignore", "you", "sk-", "://", "-----begin "];
+        let Ok(dfa) = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .build(literals)
+        else {
+            panic!("the DFA builds");
+        };
+        let Some(walker) = Walker::any_case(&dfa, &literals) else {
+            panic!("the rows fit");
+        };
+        let mut text = String::new();
+        for (i, literal) in literals.iter().enumerate() {
+            let upper = literal.to_ascii_uppercase();
+            let mixed: String = literal
+                .chars()
+                .enumerate()
+                .map(|(j, c)| {
+                    if j % 2 == i % 2 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            text.push_str(&format!("{literal} {upper}{mixed}\u{e9}[{}] ", &mixed[1..]));
+        }
+        let hay = text.repeat((WARM + 3 * BLOCK) / text.len() + 1);
+        for len in [0, 9, 300, hay.len()] {
+            let hay = &hay.as_bytes()[..len];
+            let mut got = Vec::new();
+            walker.match_ends(hay, &mut got);
+            let want = plain_match_ends(&dfa, &hay.to_ascii_lowercase());
+            assert!(!want.is_empty() || len < 9, "{len}");
+            assert_eq!(got, want, "{len}");
+        }
+        // An upper-case literal has no any-case walk.
+        let Ok(upper) = DFA::builder().build(["AKIA"]) else {
+            panic!("the DFA builds");
+        };
+        assert!(Walker::any_case(&upper, &["AKIA"]).is_none());
     }
 
     #[test]

@@ -98,13 +98,30 @@ impl Controls {
             // it can never carry what a placeholder replaced (an excerpt is
             // short and out of context; no rule would recognise the secret in
             // it afterwards).
-            let redacted = self.redact_fenced(raw, fence_text, &mut report);
+            let (redacted, assessed) = match fence_text {
+                // A whole source: both controls' literal searches in one walk.
+                FenceText::Numbered { .. } if self.scan => {
+                    let (redacted, assessed) = self.scanner.redact_and_assess(
+                        &self.redactor,
+                        &raw,
+                        scan_path.as_deref(),
+                        &mut report,
+                    );
+                    let changed = match redacted {
+                        Cow::Owned(text) => Some(text),
+                        Cow::Borrowed(_) => None,
+                    };
+                    (changed.unwrap_or(raw), Some(assessed))
+                }
+                _ => (self.redact_fenced(raw, fence_text, &mut report), None),
+            };
             let assessment = if self.scan {
                 let offset = match fence_text {
                     FenceText::Numbered { start, .. } => start.saturating_sub(1),
                     FenceText::Whole | FenceText::PerLine => 0,
                 };
-                let assessed = self.scanner.assess_file(&redacted, scan_path.as_deref());
+                let assessed = assessed
+                    .unwrap_or_else(|| self.scanner.assess_file(&redacted, scan_path.as_deref()));
                 content_level = assessed.level.as_str();
                 let mut a = assessed.to_json();
                 shift_lines(&mut a, offset);

@@ -117,13 +117,15 @@ use serde_json::Value;
 
 pub use credential_fields::is_credential_field;
 pub use cut_tail::drop_cut_tail;
+pub use prefilter::AnchorHits;
 pub use report::RedactionReport;
 
 use exempt::{is_exempt, is_reference};
+use found::Found;
 use patterns::starts_with_authorization;
 use prefilter::PREFILTER;
 use rules::RULES;
-use scan::find;
+use scan::{find, find_at};
 
 /// Most passes over one text (see [`Redactor::redact_str`]). Ordinary text
 /// needs one, text with credentials two; only text built to chain rules into
@@ -209,6 +211,38 @@ impl Redactor {
         Some(redacted)
     }
 
+    /// Every rule's anchors, in ASCII lower case: [`Redactor::redact_str_with`]
+    /// takes where they occur in a text. Built on first use.
+    pub fn anchors() -> &'static [String] {
+        PREFILTER.anchors()
+    }
+
+    /// [`Redactor::redact_str`], with the anchor search of the first pass
+    /// already done by the caller: `hits` holds every occurrence in `text`,
+    /// in any ASCII case, of every anchor of [`Redactor::anchors`] (named by
+    /// its index there). One walk of an automaton holding these anchors and
+    /// the caller's own literals then serves both. Any further pass (text a
+    /// replacement made) searches for itself.
+    pub fn redact_str_with(
+        &self,
+        text: &str,
+        hits: AnchorHits,
+        report: &mut RedactionReport,
+    ) -> Option<String> {
+        if !self.enabled || text.is_empty() {
+            return None;
+        }
+        let found = find_at(text, PREFILTER.accepted(text, hits));
+        let mut redacted = replace(text, &found, report)?;
+        for _ in 1..MAX_PASSES {
+            match redact_pass(&redacted, report) {
+                Some(again) => redacted = again,
+                None => break,
+            }
+        }
+        Some(redacted)
+    }
+
     /// Redacts every string inside `value`, recursively. Object keys are left
     /// as they are.
     ///
@@ -279,13 +313,18 @@ fn join_strings(value: &Value, out: &mut String) {
 
 /// One pass: every secret of `text` replaced, or `None` when there is none.
 fn redact_pass(text: &str, report: &mut RedactionReport) -> Option<String> {
-    let found = find(text);
+    replace(text, &find(text), report)
+}
+
+/// `text` with the secrets `found` replaced by their placeholders; `None`
+/// when there are none.
+fn replace(text: &str, found: &[Found], report: &mut RedactionReport) -> Option<String> {
     if found.is_empty() {
         return None;
     }
     let mut out = String::with_capacity(text.len() + 32);
     let mut copied = 0;
-    for secret in &found {
+    for secret in found {
         out.push_str(&text[copied..secret.start]);
         push_token(&mut out, RULES[secret.rule].name);
         copied = secret.end;

@@ -3,20 +3,19 @@
 //!
 //! Built on first use ([`PREFILTER`]). The reference is one Aho-Corasick
 //! automaton over every anchor, folded to lower case and matched in any
-//! case. The search used is a gate: one walk ([`crate::literals::Walker`])
-//! of a DFA over the exact-case anchors as written and every case variant of
-//! the first (up to four) bytes of each any-case anchor, over the text
-//! itself, with every any-case anchor compared in full wherever a variant of
-//! its head ends. The walk costs the same whatever the text holds; it finds
-//! exactly the hits the automaton finds whose case some owner accepts, in the
-//! same order (by end, then by start, one anchor's owners in table order);
-//! where a gate cannot be built the automaton is the search. A hit counts
-//! only for an owner that accepts its case (exact-case rules compare the
-//! anchor as written).
+//! case. The search used is one walk ([`crate::literals::Walker::any_case`])
+//! of a DFA over the same folded anchors, in which each upper-case letter
+//! reads as its lower-case one: it finds exactly the automaton's hits, in
+//! the same order (by end, then by start, one anchor's owners in table
+//! order), and costs the same whatever the text holds. Where the walk cannot
+//! be built the automaton is the search. A hit counts only for an owner
+//! that accepts its case (exact-case rules compare the anchor as written).
+//!
+//! A caller that walks its own literals over the same text may put these
+//! anchors in its automaton and hand the occurrences found over
+//! ([`AnchorHits`]): one walk then serves both.
 
 use std::sync::LazyLock;
-
-use std::collections::BTreeMap;
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
@@ -41,84 +40,47 @@ pub(super) struct Prefilter {
     pub(super) gate: Option<Gate>,
 }
 
-/// The gate: a DFA over the exact-case anchors and the case variants of the
-/// any-case anchors' heads, walked once over the text.
+/// The gate: a DFA over the folded anchors (pattern id = slot), walked
+/// once over the text in any case.
 pub(super) struct Gate {
     automaton: DFA,
     walker: Walker,
-    /// For each literal of the automaton (by pattern id), the anchors (by
-    /// slot) it may be the start of: an exact-case anchor it spells, and the
-    /// any-case anchors whose head it is one case of.
-    finds: Vec<Finds>,
 }
 
-#[derive(Default)]
-struct Finds {
-    /// The slot of the exact-case anchor the literal is.
-    exact: Option<usize>,
-    /// The slots of the any-case anchors the literal is a head of.
-    heads: Vec<usize>,
-}
-
-/// The longest head of an any-case anchor that the gate spells out in every
-/// case: four bytes give at most sixteen variants an anchor.
-const HEAD: usize = 4;
-
-/// Every case variant of `head` (ASCII letters only have two).
-fn case_variants(head: &[u8]) -> Vec<Vec<u8>> {
-    let mut variants = vec![Vec::with_capacity(head.len())];
-    for &byte in head {
-        let (lower, upper) = (byte.to_ascii_lowercase(), byte.to_ascii_uppercase());
-        if lower == upper {
-            variants.iter_mut().for_each(|v| v.push(byte));
-        } else {
-            variants = variants
-                .into_iter()
-                .flat_map(|v| {
-                    let mut other = v.clone();
-                    other.push(upper);
-                    let mut v = v;
-                    v.push(lower);
-                    [v, other]
-                })
-                .collect();
-        }
-    }
-    variants
-}
-
-/// The gate over the folded anchors `folded` (by slot) and their owners;
-/// `None` where the automaton or its table cannot be built.
-fn build_gate(folded: &[String], owners: &[Vec<(usize, &'static str)>]) -> Option<Gate> {
-    let mut by_literal: BTreeMap<Vec<u8>, Finds> = BTreeMap::new();
-    for (slot, slot_owners) in owners.iter().enumerate() {
-        for &(rule, anchor) in slot_owners {
-            if RULES[rule].any_case {
-                let head = &folded[slot].as_bytes()[..folded[slot].len().min(HEAD)];
-                for variant in case_variants(head) {
-                    let finds = by_literal.entry(variant).or_default();
-                    if !finds.heads.contains(&slot) {
-                        finds.heads.push(slot);
-                    }
-                }
-            } else {
-                by_literal
-                    .entry(anchor.as_bytes().to_vec())
-                    .or_default()
-                    .exact = Some(slot);
-            }
-        }
-    }
-    let (literals, finds): (Vec<Vec<u8>>, Vec<Finds>) = by_literal.into_iter().unzip();
+/// The gate over the folded anchors `folded` (by slot); `None` where the
+/// automaton or its table cannot be built.
+fn build_gate(folded: &[String]) -> Option<Gate> {
     let automaton = DFA::builder()
         .match_kind(MatchKind::Standard)
-        .build(&literals)
+        .build(folded)
         .ok()?;
     Some(Gate {
-        walker: Walker::new(&automaton, &literals)?,
+        walker: Walker::any_case(&automaton, folded)?,
         automaton,
-        finds,
     })
+}
+
+/// Occurrences, in any ASCII case, of the redaction anchors in one text, as
+/// a caller's own walk found them: see [`crate::redact::Redactor::anchors`]
+/// and [`crate::redact::Redactor::redact_str_with`].
+#[derive(Debug, Default)]
+pub struct AnchorHits {
+    /// (end, start, slot) of each occurrence.
+    found: Vec<(usize, usize, usize)>,
+}
+
+impl AnchorHits {
+    /// No occurrence yet.
+    #[must_use]
+    pub fn new() -> AnchorHits {
+        AnchorHits::default()
+    }
+
+    /// The anchor `slot` (its index in [`crate::redact::Redactor::anchors`])
+    /// occurs at `start..end`.
+    pub fn push(&mut self, start: usize, end: usize, slot: usize) {
+        self.found.push((end, start, slot));
+    }
 }
 
 pub(super) static PREFILTER: LazyLock<Prefilter> = LazyLock::new(build_prefilter);
@@ -149,7 +111,7 @@ fn build_prefilter() -> Prefilter {
         .match_kind(MatchKind::Standard)
         .build(&anchors)
         .expect("the redaction anchors build an automaton");
-    let gate = build_gate(&anchors, &owners);
+    let gate = build_gate(&anchors);
     Prefilter {
         automaton,
         owners,
@@ -205,42 +167,39 @@ impl Prefilter {
 
     /// [`Prefilter::hits`] through the gate.
     pub(super) fn gated_hits(&self, gate: &Gate, text: &str) -> Vec<Hit> {
-        let bytes = text.as_bytes();
         let mut ends = Vec::new();
-        gate.walker.match_ends(bytes, &mut ends);
-        // (end, start, slot) of every anchor found.
-        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        gate.walker.match_ends(text.as_bytes(), &mut ends);
+        let mut found = AnchorHits::new();
         for (end, sid) in ends {
             for index in 0..gate.automaton.match_len(sid) {
                 let pattern = gate.automaton.match_pattern(sid, index);
                 let start = end - gate.automaton.pattern_len(pattern);
-                let Some(finds) = gate.finds.get(pattern.as_usize()) else {
-                    continue;
-                };
-                if let Some(slot) = finds.exact {
-                    found.push((end, start, slot));
-                }
-                for &slot in &finds.heads {
-                    let anchor = self.folded[slot].as_bytes();
-                    let anchor_end = start + anchor.len();
-                    if bytes
-                        .get(start..anchor_end)
-                        .is_some_and(|seen| seen.eq_ignore_ascii_case(anchor))
-                    {
-                        found.push((anchor_end, start, slot));
-                    }
-                }
+                found.push(start, end, pattern.as_usize());
             }
         }
-        // The automaton reports by end; at one end, the longer anchor first
-        // (the earlier start); one anchor's owners in table order. An anchor
-        // found both as written and through its head counts once.
+        self.accepted(text, found)
+    }
+
+    /// The hits of `found` that an owner accepts as to case, ordered as the
+    /// automaton reports them: by end; at one end, the longer anchor first
+    /// (the earlier start); one anchor's owners in table order. A slot past
+    /// the anchors is passed over.
+    pub(super) fn accepted(&self, text: &str, found: AnchorHits) -> Vec<Hit> {
+        let bytes = text.as_bytes();
+        let mut found = found.found;
         found.sort_unstable();
         found.dedup();
         let mut out = Vec::new();
         for (end, start, slot) in found {
-            self.accept(bytes, slot, start, end, &mut out);
+            if slot < self.owners.len() && bytes.get(start..end).is_some() {
+                self.accept(bytes, slot, start, end, &mut out);
+            }
         }
         out
+    }
+
+    /// The anchors, folded to lower case, by slot.
+    pub(super) fn anchors(&self) -> &[String] {
+        &self.folded
     }
 }

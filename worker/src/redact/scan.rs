@@ -13,7 +13,7 @@ use super::assignment::assignment_at;
 use super::found::{Found, merge};
 use super::key_blocks::{key_block_at, putty_at};
 use super::patterns::{header_at, token_at};
-use super::prefilter::PREFILTER;
+use super::prefilter::{Hit, PREFILTER};
 use super::rules::{Kind, RULES};
 use super::text::is_word_byte;
 use super::url::url_at;
@@ -36,7 +36,11 @@ struct Scan {
 /// Every secret of `text`, merged: sorted, no two overlapping or touching
 /// the same bytes, each named after the earliest rule among those merged.
 pub(super) fn find(text: &str) -> Vec<Found> {
-    let prefilter = &*PREFILTER;
+    find_at(text, PREFILTER.hits(text))
+}
+
+/// [`find`] from the anchor hits of `text`, already found.
+pub(super) fn find_at(text: &str, hits: Vec<Hit>) -> Vec<Found> {
     let bytes = text.as_bytes();
     let mut found: Vec<Found> = Vec::new();
     let mut scan = Scan {
@@ -44,7 +48,7 @@ pub(super) fn find(text: &str) -> Vec<Found> {
         name_end: 0,
         no_end_after: None,
     };
-    for hit in prefilter.hits(text) {
+    for hit in hits {
         let index = hit.rule;
         let rule = &RULES[index];
         let (start, end) = (hit.start, hit.end);

@@ -316,7 +316,7 @@ impl Scanner {
             joined.push_str("\n\n");
             line += 2 + newlines(candidate.text.as_bytes());
         }
-        let inner = self.score(&joined, Kind::Unknown, false);
+        let inner = self.score(&joined, Kind::Unknown, false, None);
         if inner.level < Level::Elevated {
             return;
         }

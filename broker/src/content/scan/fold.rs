@@ -101,6 +101,15 @@ impl<'a> Folded<'a> {
         }
     }
 
+    /// Each piece folding changed: its range in the raw text and in the
+    /// folded one, in order. Between two of them, and before the first and
+    /// after the last, the texts are the same but for ASCII case.
+    pub(super) fn changed(&self) -> impl Iterator<Item = (Range<usize>, Range<usize>)> + '_ {
+        self.changes
+            .iter()
+            .map(|change| (change.raw.clone(), change.folded_start..change.folded_end()))
+    }
+
     /// The folded text of `span` (offsets in the folded text), with its case.
     pub(super) fn original(&self, span: Range<usize>) -> Cow<'a, str> {
         if self.changes.is_empty() {

@@ -40,8 +40,7 @@ pub(super) struct Gate {
     /// The same DFA as a table the walk reads.
     walker: Walker,
     uses: Vec<Uses>,
-    /// The literals, by pattern id.
-    #[cfg(test)]
+    /// The literals, by pattern id: all without ASCII upper-case letters.
     pub(super) literals: Vec<Vec<u8>>,
 }
 
@@ -153,23 +152,52 @@ impl Gate {
             walker: Walker::new(&automaton, &literals).expect("the gate's rows fit their slots"),
             automaton,
             uses: entries.into_iter().map(|(_, u)| u).collect(),
-            #[cfg(test)]
             literals,
         }
     }
 
     /// Reads `hay` (lowered text) once.
     pub(super) fn scan(&self, hay: &str) -> Hits {
-        let mut hits = Hits::default();
+        let mut found = Vec::new();
+        self.occurrences(hay.as_bytes(), 0, &mut found);
+        self.hits_at(hay, &found)
+    }
+
+    /// `(start, end, literal)` of every occurrence of every literal in
+    /// `bytes`, in order of their ends, offsets moved by `offset`.
+    pub(super) fn occurrences(
+        &self,
+        bytes: &[u8],
+        offset: usize,
+        found: &mut Vec<(usize, usize, usize)>,
+    ) {
         let mut ends = Vec::new();
-        self.match_ends(hay.as_bytes(), &mut ends);
+        self.match_ends(bytes, &mut ends);
         for (end, sid) in ends {
             for index in 0..self.automaton.match_len(sid) {
                 let pattern = self.automaton.match_pattern(sid, index);
                 let start = end - self.automaton.pattern_len(pattern);
-                if let Some(uses) = self.uses.get(pattern.as_usize()) {
-                    hits.record(uses, hay, start, end);
-                }
+                found.push((offset + start, offset + end, pattern.as_usize()));
+            }
+        }
+    }
+
+    /// The longest literal.
+    pub(super) fn max_len(&self) -> usize {
+        self.automaton.max_pattern_len()
+    }
+
+    /// What [`Gate::scan`] finds in `hay`, from where its literals occur
+    /// there: `found` holds `(start, end, literal)` for every occurrence of
+    /// every literal of [`Gate::literals`] (by index), in order of their
+    /// ends, as another walk over the same text found them.
+    pub(super) fn hits_at(&self, hay: &str, found: &[(usize, usize, usize)]) -> Hits {
+        let mut hits = Hits::default();
+        for &(start, end, literal) in found {
+            if let Some(uses) = self.uses.get(literal)
+                && end <= hay.len()
+            {
+                hits.record(uses, hay, start, end);
             }
         }
         for starts in &mut hits.starts {

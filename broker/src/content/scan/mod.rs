@@ -17,7 +17,8 @@
 //! Submodules: `gate` (the one pass over the text that finds where any
 //! signal can match), `classic` (INJ01–INJ10), `families` (INJ11 onwards),
 //! `decode` (encoded payloads and their scoring), `fold` (folding and de-obfuscation),
-//! `context` (where a finding sits). Every step is linear in the input size.
+//! `context` (where a finding sits), `shared` (one walk for redaction and
+//! the gate). Every step is linear in the input size.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -30,6 +31,7 @@ mod decode;
 mod families;
 mod fold;
 mod gate;
+mod shared;
 
 use classic::{MATCHERS, is_python_space};
 use context::{Kind, classify};
@@ -453,10 +455,20 @@ impl Scanner {
     /// markup, JSON/TOML are data with string literals. The text itself is
     /// not changed or copied into the result beyond the excerpts.
     pub fn assess_file(&self, text: &str, path: Option<&str>) -> Assessment {
-        self.score(text, Kind::of(path), true)
+        self.score(text, Kind::of(path), true, None)
     }
 
-    fn score(&self, text: &str, kind: Kind, decode: bool) -> Assessment {
+    /// Scores `text`. `walked`, when given, is where the gate's literals
+    /// occur in `text` in any ASCII case (see `shared`): it stands for most
+    /// of the gate's own walk when no invisible or look-alike character was
+    /// taken out.
+    fn score(
+        &self,
+        text: &str,
+        kind: Kind,
+        decode: bool,
+        walked: Option<&[(usize, usize, usize)]>,
+    ) -> Assessment {
         if text.is_empty() {
             return Assessment::none();
         }
@@ -469,7 +481,12 @@ impl Scanner {
         let folded = Folded::new(source);
         let lowered = folded.lowered.as_str();
 
-        let gated = GATE.scan(lowered);
+        let gated = match walked {
+            Some(found) if cleaned.is_none() => {
+                GATE.hits_at(lowered, &shared::in_folded(found, &folded))
+            }
+            _ => GATE.scan(lowered),
+        };
         let mut hits: Vec<Vec<Hit>> = (0..SIGNAL_COUNT).map(|_| Vec::new()).collect();
         let mut spans = Vec::with_capacity(FINDINGS_PER_SIGNAL);
         for (index, matcher) in MATCHERS.iter().enumerate() {
