@@ -46,10 +46,10 @@
 //! # Cost
 //!
 //! Construction compiles nothing. The anchor search is built on first use
-//! (about half a millisecond): one DFA over the exact-case anchors as written
-//! and every case variant of the first four bytes of each any-case anchor,
-//! walked once over the text ([`crate::literals::Walker`]), with an any-case
-//! anchor compared in full wherever a variant of its head ends. Its cost is
+//! (about half a millisecond): one DFA over every anchor folded to lower
+//! case, walked once over the text in any case
+//! ([`crate::literals::Walker::any_case`]); an exact-case owner compares the
+//! anchor as written. Its cost is
 //! the text's length, whatever the text holds. That finds exactly what one
 //! Aho-Corasick automaton over every anchor finds (the automaton stays as the
 //! reference, and as the search where the DFA cannot be built). A rule runs
