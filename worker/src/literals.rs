@@ -46,8 +46,8 @@ pub struct Walker {
     /// The start state.
     start: u32,
     /// For each match state (by its row number; match states come first),
-    /// the DFA's state, which says what it matches.
-    matched: Vec<StateID>,
+    /// the DFA's state and the literals ending there: pattern id and length.
+    matched: Vec<(StateID, Vec<(usize, usize)>)>,
     /// The longest literal.
     max_len: usize,
     /// Classes per row.
@@ -165,10 +165,19 @@ impl Walker {
                 next[row_of[i] * width + class] = state(to);
             }
         }
-        let matched: Vec<StateID> = rows
+        let matched: Vec<(StateID, Vec<(usize, usize)>)> = rows
             .iter()
             .map(|&i| states[i])
             .take_while(|&sid| is_match(sid))
+            .map(|sid| {
+                let literals = (0..dfa.match_len(sid))
+                    .map(|index| {
+                        let pattern = dfa.match_pattern(sid, index);
+                        (pattern.as_usize(), dfa.pattern_len(pattern))
+                    })
+                    .collect();
+                (sid, literals)
+            })
             .collect();
         Some(Walker {
             classes,
@@ -183,16 +192,43 @@ impl Walker {
     /// Every place in `bytes` where a literal ends, with the DFA's match
     /// state there (which says which literals end there), in order.
     pub fn match_ends(&self, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+        out.extend(
+            self.ends(bytes)
+                .into_iter()
+                .map(|(end, row)| (end, self.matched[row].0)),
+        );
+    }
+
+    /// Every occurrence of every literal in `bytes`, as `(start, end,
+    /// literal)` with the literal's pattern id and the offsets moved by
+    /// `offset`: in order of their ends, and at one end in the DFA's order.
+    pub fn occurrences(&self, bytes: &[u8], offset: usize, out: &mut Vec<(usize, usize, usize)>) {
+        for (end, row) in self.ends(bytes) {
+            for &(literal, len) in &self.matched[row].1 {
+                out.push((offset + end - len, offset + end, literal));
+            }
+        }
+    }
+
+    /// The longest literal.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The ends of literals in `bytes`, with their match states' rows.
+    fn ends(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
         // Opaque to the optimiser, so the walk reads the table through a
         // plain shared reference (whose fields cannot change under it) and
         // keeps them in registers, rather than through a static.
-        walk(std::hint::black_box(self), bytes, out);
+        walk(std::hint::black_box(self), bytes, &mut out);
+        out
     }
 
-    /// The DFA state of the match state `state`.
-    fn matched(&self, state: u32) -> Option<StateID> {
+    /// The row of `state` when it is a match state.
+    fn match_row(&self, state: u32) -> Option<usize> {
         let row = (state & !MATCH) as usize / self.width.max(1);
-        self.matched.get(row).copied()
+        (row < self.matched.len()).then_some(row)
     }
 }
 
@@ -222,14 +258,15 @@ fn slots(mut next: Vec<u32>) -> Option<Box<[u32; SLOTS]>> {
     next.into_boxed_slice().try_into().ok()
 }
 
-/// [`Walker::match_ends`].
+/// The walk: every end of a literal in `bytes`, in order, with the row of
+/// the match state reached there.
 #[inline(never)]
-fn walk(table: &Walker, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
+fn walk(table: &Walker, bytes: &[u8], out: &mut Vec<(usize, usize)>) {
     let mut at = 0;
     if table.max_len <= WARM + 1 && bytes.len() >= WARM + BLOCK {
         walk_one(table, bytes, 0, 0, WARM, out);
         at = WARM;
-        let mut lanes: [Vec<(usize, StateID)>; LANES] = Default::default();
+        let mut lanes: [Vec<(usize, usize)>; LANES] = Default::default();
         while let Some(window) = bytes
             .get(at - WARM..at + BLOCK)
             .and_then(|w| <&[u8; WARM + BLOCK]>::try_from(w).ok())
@@ -259,7 +296,7 @@ fn walk_one(
     from: usize,
     keep: usize,
     to: usize,
-    out: &mut Vec<(usize, StateID)>,
+    out: &mut Vec<(usize, usize)>,
 ) {
     let Some(walked) = bytes.get(from..to) else {
         return;
@@ -269,9 +306,9 @@ fn walk_one(
         state = step(&table.next, &table.classes, state, byte);
         if state & MATCH != 0
             && at >= keep
-            && let Some(matched) = table.matched(state)
+            && let Some(row) = table.match_row(state)
         {
-            out.push((at + 1, matched));
+            out.push((at + 1, row));
         }
     }
 }
@@ -283,7 +320,7 @@ fn walk_block(
     table: &Walker,
     window: &[u8; WARM + BLOCK],
     at: usize,
-    lanes: &mut [Vec<(usize, StateID)>; LANES],
+    lanes: &mut [Vec<(usize, usize)>; LANES],
 ) {
     let next = &*table.next;
     let classes = &table.classes;
@@ -309,17 +346,12 @@ fn walk_block(
 /// end `end + k * LANE_BYTES`.
 #[cold]
 #[inline(never)]
-fn note(
-    table: &Walker,
-    lanes: &mut [Vec<(usize, StateID)>; LANES],
-    state: [u32; LANES],
-    end: usize,
-) {
+fn note(table: &Walker, lanes: &mut [Vec<(usize, usize)>; LANES], state: [u32; LANES], end: usize) {
     for (k, (lane, state)) in lanes.iter_mut().zip(state).enumerate() {
         if state & MATCH != 0
-            && let Some(matched) = table.matched(state)
+            && let Some(row) = table.match_row(state)
         {
-            lane.push((end + k * LANE_BYTES, matched));
+            lane.push((end + k * LANE_BYTES, row));
         }
     }
 }
@@ -371,6 +403,24 @@ mod tests {
             let want = plain_match_ends(&dfa, hay);
             assert!(!want.is_empty() || len < 8, "{len}");
             assert_eq!(got, want, "{len}");
+            // The same ends, each spelled out into its literals.
+            let mut occurrences = Vec::new();
+            walker.occurrences(hay, 5, &mut occurrences);
+            let dfa = &dfa;
+            let spelled: Vec<(usize, usize, usize)> = want
+                .iter()
+                .flat_map(|&(end, sid)| {
+                    (0..dfa.match_len(sid)).map(move |index| {
+                        let pattern = dfa.match_pattern(sid, index);
+                        (
+                            5 + end - dfa.pattern_len(pattern),
+                            5 + end,
+                            pattern.as_usize(),
+                        )
+                    })
+                })
+                .collect();
+            assert_eq!(occurrences, spelled, "{len}");
         }
     }
 

@@ -35,6 +35,15 @@ use rendered::number_lines;
 pub use rendered::{FenceText, Refusal, Rendered};
 use scan::{Level, Scanner, warning_line};
 
+/// The redacted text when redaction replaced something (a borrowed text is
+/// the source itself).
+fn replaced(redacted: Cow<'_, str>) -> Option<String> {
+    match redacted {
+        Cow::Owned(text) => Some(text),
+        Cow::Borrowed(_) => None,
+    }
+}
+
 /// What the controls found in one answer, as the logs, the audit trail and
 /// the metrics report it (so no one reads it back out of the result).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -107,11 +116,7 @@ impl Controls {
                         scan_path.as_deref(),
                         &mut report,
                     );
-                    let changed = match redacted {
-                        Cow::Owned(text) => Some(text),
-                        Cow::Borrowed(_) => None,
-                    };
-                    (changed.unwrap_or(raw), Some(assessed))
+                    (replaced(redacted).unwrap_or(raw), Some(assessed))
                 }
                 _ => (self.redact_fenced(raw, fence_text, &mut report), None),
             };
@@ -191,11 +196,7 @@ impl Controls {
                 out
             }
             FenceText::Numbered { .. } => {
-                let changed = match redact_source(&self.redactor, &raw, report) {
-                    Cow::Owned(text) => Some(text),
-                    Cow::Borrowed(_) => None,
-                };
-                changed.unwrap_or(raw)
+                replaced(redact_source(&self.redactor, &raw, report)).unwrap_or(raw)
             }
         }
     }

@@ -201,14 +201,8 @@ impl Redactor {
         if !self.enabled || text.is_empty() {
             return None;
         }
-        let mut redacted = redact_pass(text, report)?;
-        for _ in 1..MAX_PASSES {
-            match redact_pass(&redacted, report) {
-                Some(again) => redacted = again,
-                None => break,
-            }
-        }
-        Some(redacted)
+        let first = redact_pass(text, report)?;
+        Some(further_passes(first, report))
     }
 
     /// Every rule's anchors, in ASCII lower case: [`Redactor::redact_str_with`]
@@ -233,14 +227,8 @@ impl Redactor {
             return None;
         }
         let found = find_at(text, PREFILTER.accepted(text, hits));
-        let mut redacted = replace(text, &found, report)?;
-        for _ in 1..MAX_PASSES {
-            match redact_pass(&redacted, report) {
-                Some(again) => redacted = again,
-                None => break,
-            }
-        }
-        Some(redacted)
+        let first = replace(text, &found, report)?;
+        Some(further_passes(first, report))
     }
 
     /// Redacts every string inside `value`, recursively. Object keys are left
@@ -309,6 +297,18 @@ fn join_strings(value: &Value, out: &mut String) {
         Value::Object(members) => members.values().for_each(|v| join_strings(v, out)),
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
+}
+
+/// The passes after a first one that replaced something: until one
+/// replaces nothing, or [`MAX_PASSES`] in all.
+fn further_passes(mut redacted: String, report: &mut RedactionReport) -> String {
+    for _ in 1..MAX_PASSES {
+        match redact_pass(&redacted, report) {
+            Some(again) => redacted = again,
+            None => break,
+        }
+    }
+    redacted
 }
 
 /// One pass: every secret of `text` replaced, or `None` when there is none.

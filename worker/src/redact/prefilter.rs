@@ -17,7 +17,6 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{AhoCorasick, MatchKind};
 
@@ -36,28 +35,20 @@ pub(super) struct Prefilter {
     owners: Vec<Vec<(usize, &'static str)>>,
     /// The folded anchors, by pattern id (slot).
     folded: Vec<String>,
-    /// The gate, when it could be built.
-    pub(super) gate: Option<Gate>,
+    /// The gate, when it could be built: the walk over the folded anchors
+    /// (pattern id = slot).
+    pub(super) gate: Option<Walker>,
 }
 
-/// The gate: a DFA over the folded anchors (pattern id = slot), walked
-/// once over the text in any case.
-pub(super) struct Gate {
-    automaton: DFA,
-    walker: Walker,
-}
-
-/// The gate over the folded anchors `folded` (by slot); `None` where the
-/// automaton or its table cannot be built.
-fn build_gate(folded: &[String]) -> Option<Gate> {
+/// The gate over the folded anchors `folded` (by slot): a DFA over them,
+/// walked once over the text in any case; `None` where the automaton or its
+/// table cannot be built.
+fn build_gate(folded: &[String]) -> Option<Walker> {
     let automaton = DFA::builder()
         .match_kind(MatchKind::Standard)
         .build(folded)
         .ok()?;
-    Some(Gate {
-        walker: Walker::any_case(&automaton, folded)?,
-        automaton,
-    })
+    Walker::any_case(&automaton, folded)
 }
 
 /// Occurrences, in any ASCII case, of the redaction anchors in one text, as
@@ -65,7 +56,7 @@ fn build_gate(folded: &[String]) -> Option<Gate> {
 /// and [`crate::redact::Redactor::redact_str_with`].
 #[derive(Debug, Default)]
 pub struct AnchorHits {
-    /// (end, start, slot) of each occurrence.
+    /// (start, end, slot) of each occurrence.
     found: Vec<(usize, usize, usize)>,
 }
 
@@ -79,7 +70,7 @@ impl AnchorHits {
     /// The anchor `slot` (its index in [`crate::redact::Redactor::anchors`])
     /// occurs at `start..end`.
     pub fn push(&mut self, start: usize, end: usize, slot: usize) {
-        self.found.push((end, start, slot));
+        self.found.push((start, end, slot));
     }
 }
 
@@ -166,17 +157,9 @@ impl Prefilter {
     }
 
     /// [`Prefilter::hits`] through the gate.
-    pub(super) fn gated_hits(&self, gate: &Gate, text: &str) -> Vec<Hit> {
-        let mut ends = Vec::new();
-        gate.walker.match_ends(text.as_bytes(), &mut ends);
+    pub(super) fn gated_hits(&self, gate: &Walker, text: &str) -> Vec<Hit> {
         let mut found = AnchorHits::new();
-        for (end, sid) in ends {
-            for index in 0..gate.automaton.match_len(sid) {
-                let pattern = gate.automaton.match_pattern(sid, index);
-                let start = end - gate.automaton.pattern_len(pattern);
-                found.push(start, end, pattern.as_usize());
-            }
-        }
+        gate.occurrences(text.as_bytes(), 0, &mut found.found);
         self.accepted(text, found)
     }
 
@@ -187,10 +170,10 @@ impl Prefilter {
     pub(super) fn accepted(&self, text: &str, found: AnchorHits) -> Vec<Hit> {
         let bytes = text.as_bytes();
         let mut found = found.found;
-        found.sort_unstable();
+        found.sort_unstable_by_key(|&(start, end, slot)| (end, start, slot));
         found.dedup();
         let mut out = Vec::new();
-        for (end, start, slot) in found {
+        for (start, end, slot) in found {
             if slot < self.owners.len() && bytes.get(start..end).is_some() {
                 self.accept(bytes, slot, start, end, &mut out);
             }

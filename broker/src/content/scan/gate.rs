@@ -14,7 +14,6 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::MatchKind;
-use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::dfa::DFA;
 use moat_worker::Walker;
 
@@ -35,7 +34,8 @@ struct Uses {
 
 /// The automaton and what each of its literals is for.
 pub(super) struct Gate {
-    /// The DFA, which says what each match state matches.
+    /// The DFA: the reference the walk is checked against.
+    #[cfg(test)]
     automaton: DFA,
     /// The same DFA as a table the walk reads.
     walker: Walker,
@@ -150,6 +150,7 @@ impl Gate {
             .expect("the gate's automaton builds");
         Gate {
             walker: Walker::new(&automaton, &literals).expect("the gate's rows fit their slots"),
+            #[cfg(test)]
             automaton,
             uses: entries.into_iter().map(|(_, u)| u).collect(),
             literals,
@@ -164,27 +165,21 @@ impl Gate {
     }
 
     /// `(start, end, literal)` of every occurrence of every literal in
-    /// `bytes`, in order of their ends, offsets moved by `offset`.
+    /// `bytes`, in order of their ends, offsets moved by `offset`
+    /// ([`Walker::occurrences`]). One that starts before an earlier one
+    /// contains it (no literal holds `\n`), so lines come in order too.
     pub(super) fn occurrences(
         &self,
         bytes: &[u8],
         offset: usize,
         found: &mut Vec<(usize, usize, usize)>,
     ) {
-        let mut ends = Vec::new();
-        self.match_ends(bytes, &mut ends);
-        for (end, sid) in ends {
-            for index in 0..self.automaton.match_len(sid) {
-                let pattern = self.automaton.match_pattern(sid, index);
-                let start = end - self.automaton.pattern_len(pattern);
-                found.push((offset + start, offset + end, pattern.as_usize()));
-            }
-        }
+        self.walker.occurrences(bytes, offset, found);
     }
 
     /// The longest literal.
     pub(super) fn max_len(&self) -> usize {
-        self.automaton.max_pattern_len()
+        self.walker.max_len()
     }
 
     /// What [`Gate::scan`] finds in `hay`, from where its literals occur
@@ -205,14 +200,6 @@ impl Gate {
             starts.dedup();
         }
         hits
-    }
-
-    /// Every place in `bytes` where a literal ends, with the match state
-    /// reached there, in order ([`Walker::match_ends`]). Matches come in the
-    /// order of their ends; one that starts before an earlier one contains
-    /// it (no literal holds `\n`), so lines come in order too.
-    fn match_ends(&self, bytes: &[u8], out: &mut Vec<(usize, StateID)>) {
-        self.walker.match_ends(bytes, out);
     }
 }
 
@@ -266,7 +253,7 @@ mod tests {
             let hay = text.repeat(3 + 70_000 / text.len());
             let hay = &hay[..len.min(hay.len())];
             let mut got = Vec::new();
-            gate.match_ends(hay, &mut got);
+            gate.walker.match_ends(hay, &mut got);
             let want = plain_match_ends(&gate.automaton, hay);
             assert!(!want.is_empty() || len < 8, "{len}");
             assert_eq!(got, want, "{len}");

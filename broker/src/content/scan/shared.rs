@@ -20,7 +20,6 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::MatchKind;
-use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use moat_worker::Walker;
 use moat_worker::redact::{AnchorHits, RedactionReport, Redactor};
@@ -31,10 +30,9 @@ use super::fold::Folded;
 use super::gate::GATE;
 use super::{Assessment, Scanner};
 
-/// The DFA over the redaction anchors (pattern ids `0..anchors`) and the
-/// gate's literals after them, and its any-case walk.
+/// The any-case walk of a DFA over the redaction anchors (pattern ids
+/// `0..anchors`) and the gate's literals after them.
 pub(super) struct Shared {
-    automaton: DFA,
     walker: Walker,
     anchors: usize,
 }
@@ -64,27 +62,22 @@ impl Shared {
             .ok()?;
         Some(Shared {
             walker: Walker::any_case(&automaton, &literals)?,
-            automaton,
             anchors: anchors.len(),
         })
     }
 
     /// Walks `text` once.
     pub(super) fn walk(&self, text: &str) -> Walked {
-        let mut ends = Vec::new();
-        self.walker.match_ends(text.as_bytes(), &mut ends);
+        let mut found = Vec::new();
+        self.walker.occurrences(text.as_bytes(), 0, &mut found);
         let mut walked = Walked {
             anchors: AnchorHits::new(),
-            gate: Vec::new(),
+            gate: Vec::with_capacity(found.len()),
         };
-        for (end, sid) in ends {
-            for index in 0..self.automaton.match_len(sid) {
-                let id = self.automaton.match_pattern(sid, index);
-                let (pattern, start) = (id.as_usize(), end - self.automaton.pattern_len(id));
-                match pattern.checked_sub(self.anchors) {
-                    None => walked.anchors.push(start, end, pattern),
-                    Some(literal) => walked.gate.push((start, end, literal)),
-                }
+        for (start, end, pattern) in found {
+            match pattern.checked_sub(self.anchors) {
+                None => walked.anchors.push(start, end, pattern),
+                Some(literal) => walked.gate.push((start, end, literal)),
             }
         }
         walked
@@ -98,13 +91,13 @@ impl Shared {
 /// pieces before it; an occurrence touching a changed piece lies within the
 /// longest literal of it, so the lowered text around each piece is walked,
 /// windows that meet walked as one.
-pub(super) fn in_folded(
-    found: &[(usize, usize, usize)],
+pub(super) fn in_folded<'a>(
+    found: &'a [(usize, usize, usize)],
     folded: &Folded,
-) -> Vec<(usize, usize, usize)> {
+) -> Cow<'a, [(usize, usize, usize)]> {
     let changed: Vec<(Range<usize>, Range<usize>)> = folded.changed().collect();
     if changed.is_empty() {
-        return found.to_vec();
+        return Cow::Borrowed(found);
     }
     let mut out = Vec::with_capacity(found.len());
     for &(start, end, literal) in found {
@@ -140,7 +133,7 @@ pub(super) fn in_folded(
         }
     }
     out.sort_unstable_by_key(|&(start, end, literal)| (end, start, literal));
-    out
+    Cow::Owned(out)
 }
 
 impl Scanner {
@@ -257,7 +250,8 @@ mod tests {
             let mut own = Vec::new();
             GATE.occurrences(folded.lowered.as_bytes(), 0, &mut own);
             own.sort_unstable_by_key(|&(start, end, literal)| (end, start, literal));
-            prop_assert_eq!(in_folded(&shared.walk(&text).gate, &folded), own);
+            let walked = shared.walk(&text);
+            prop_assert_eq!(in_folded(&walked.gate, &folded).into_owned(), own);
         }
 
         /// One walk for both controls changes neither answer: the redacted
