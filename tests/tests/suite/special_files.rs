@@ -9,6 +9,11 @@ use serde_json::json;
 
 use super::util::{call_err, call_ok};
 
+/// An open of a FIFO with no writer blocks until the tool deadline (15 s by
+/// default) ends the request; an answer well before that, with the
+/// `special_file` code, shows nothing was opened. Loose for loaded machines.
+const PROMPTLY: Duration = Duration::from_secs(5);
+
 #[test]
 fn reading_a_fifo_is_refused_promptly() {
     let fx = Fixture::new();
@@ -22,7 +27,7 @@ fn reading_a_fifo_is_refused_promptly() {
             for p in ["pipe", "sub/pipe2"] {
                 let t = Instant::now();
                 let (code, r) = call_err(&mut m, "read_file", json!({"path": p}));
-                assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+                assert!(t.elapsed() < PROMPTLY, "{:?}", t.elapsed());
                 assert_eq!(code, "special_file", "{mode:?}/{era:?} {p}: {r}");
                 assert!(text(&r, 0).contains("FIFO"), "{r}");
             }
@@ -70,7 +75,7 @@ fn listing_a_directory_with_a_fifo_and_a_socket_does_not_block() {
         let mut m = Moat::connect(&fx.root, &Options::new(mode), Era::Modern);
         let t = Instant::now();
         let r = call_ok(&mut m, "list_directory", json!({}));
-        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert!(t.elapsed() < PROMPTLY, "{:?}", t.elapsed());
         let s = &r["structuredContent"];
         assert_eq!(s["special_skipped"], 2, "{r}");
         let names = super::util::entry_names(&r);

@@ -125,8 +125,11 @@ fn a_worker_past_its_deadline_is_killed_and_the_request_timed_out() {
             took >= Duration::from_millis(500),
             "answered before the deadline: {took:?}"
         );
+        // The stopped worker never answers, so any answer is the
+        // deadline's; the bound only says it came near the deadline, with
+        // room for a loaded machine, not whenever something else noticed.
         assert!(
-            took <= Duration::from_millis(600),
+            took < Duration::from_secs(3),
             "answered {took:?} after sending; the deadline was 500 ms"
         );
         assert_eq!(

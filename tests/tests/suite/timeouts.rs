@@ -49,11 +49,14 @@ fn nested_quantifier_patterns_are_accepted_and_fast() {
                 assert_eq!(sc["timed_out"], false, "{p}");
                 let want = if matches { 5 } else { 0 };
                 assert_eq!(sc["match_count"], want, "{mode:?} {p}: {sc}");
-                assert!(took < Duration::from_secs(2), "{mode:?} {p}: {took:?}");
+                // A backtracking engine would not finish these in years;
+                // the linear engine takes milliseconds. The bound is only
+                // far below the one and far above the other.
+                assert!(took < Duration::from_secs(10), "{mode:?} {p}: {took:?}");
             }
         }
         assert!(
-            started.elapsed() < Duration::from_secs(10),
+            started.elapsed() < Duration::from_secs(60),
             "{mode:?}: all twenty took {:?}",
             started.elapsed()
         );
@@ -90,6 +93,12 @@ fn patterns_past_the_compile_limits_are_bad_patterns() {
     );
     assert_eq!(sc["match_count"], 1);
 }
+
+/// How soon a walk cut short by a cap or a deadline must be answered. The
+/// answers' own fields (`timed_out`, `truncated`, the counts) prove the
+/// cut; this bound only catches an answer that waited for something else
+/// first, and is loose so that a loaded machine does not fail it.
+const CUT_SHORT: Duration = Duration::from_secs(5);
 
 /// A workspace of 100,000 one-line files, shared by the tests that run at
 /// the same time and removed when the last of them is done (in memory,
@@ -158,20 +167,21 @@ fn a_small_file_cap_stops_a_huge_walk_early() {
     assert_eq!(r["isError"], false, "{r}");
     assert!(sc["files_scanned"].as_u64().unwrap() <= 50, "{sc}");
     assert_eq!(sc["truncated"], true, "{sc}");
-    // Loose: a walk of all 100,000 files takes seconds in a debug build.
-    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    // The counts above prove the cap; the bound is loose (a walk of all
+    // 100,000 files takes many seconds in a debug build).
+    assert!(took < CUT_SHORT, "took {took:?}");
     let (r, took) = timed(&mut m, "project_overview", json!({}));
     assert!(
         r["structuredContent"]["total_files"].as_u64().unwrap() <= 50,
         "{r}"
     );
-    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let (r, took) = timed(&mut m, "find_symbol", json!({"symbol": "needle_big"}));
     assert!(
         r["structuredContent"]["files_scanned"].as_u64().unwrap() <= 50,
         "{r}"
     );
-    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
 }
 
 #[test]
@@ -208,10 +218,7 @@ fn the_deadline_cuts_a_long_walk_short() {
                 assert!(sc["match_count"].as_u64().unwrap() > 0);
             }
             // Answered near the deadline, not after the whole walk.
-            assert!(
-                took < Duration::from_millis(1500),
-                "{mode:?} {pattern}: {took:?}"
-            );
+            assert!(took < CUT_SHORT, "{mode:?} {pattern}: {took:?}");
         }
         let (r, took) = timed(&mut m, "project_overview", json!({}));
         let ov = &r["structuredContent"];
@@ -221,7 +228,7 @@ fn the_deadline_cuts_a_long_walk_short() {
         } else {
             assert_eq!(ov["error"], "timed_out", "{mode:?}: {r}");
         }
-        assert!(took < Duration::from_millis(1500), "{mode:?}: {took:?}");
+        assert!(took < CUT_SHORT, "{mode:?}: {took:?}");
         let (r, took) = timed(&mut m, "find_symbol", json!({"symbol": "needle_big"}));
         if r["isError"] == false {
             assert_eq!(r["structuredContent"]["timed_out"], true, "{mode:?}: {r}");
@@ -231,7 +238,7 @@ fn the_deadline_cuts_a_long_walk_short() {
                 "{mode:?}: {r}"
             );
         }
-        assert!(took < Duration::from_millis(1500), "{mode:?}: {took:?}");
+        assert!(took < CUT_SHORT, "{mode:?}: {took:?}");
         // A small search still completes within the budget.
         let (code, _) = refused(
             &mut m,
