@@ -368,6 +368,20 @@ impl std::fmt::Display for Resp {
     }
 }
 
+/// One `read` from `s`, again if it was interrupted. Linux never restarts
+/// a socket read that has a receive timeout once a signal handler has run
+/// (`SA_RESTART` notwithstanding) or the process was stopped and continued,
+/// and every read here has a timeout: without the retry, an interruption
+/// that has nothing to do with the test fails whichever test was reading.
+pub fn read_some(s: &mut TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match s.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
+}
+
 /// Read one response from `s`: status line, headers, then the body by
 /// `Content-Length`, by chunked coding, or to EOF.
 pub fn read_response(s: &mut TcpStream) -> std::io::Result<Resp> {
@@ -378,7 +392,7 @@ pub fn read_response(s: &mut TcpStream) -> std::io::Result<Resp> {
             break i;
         }
         let mut chunk = [0u8; 4096];
-        let n = s.read(&mut chunk)?;
+        let n = read_some(s, &mut chunk)?;
         if n == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
@@ -413,7 +427,7 @@ pub fn read_response(s: &mut TcpStream) -> std::io::Result<Resp> {
         let len: usize = len.parse().map_err(|_| bad("bad content-length"))?;
         while rest.len() < len {
             let mut chunk = [0u8; 8192];
-            let n = s.read(&mut chunk)?;
+            let n = read_some(s, &mut chunk)?;
             if n == 0 {
                 return Err(bad("body shorter than content-length"));
             }
@@ -462,7 +476,7 @@ pub fn closed_within(s: &mut TcpStream, d: Duration) -> bool {
     s.set_read_timeout(Some(d)).ok();
     let mut b = [0u8; 512];
     loop {
-        match s.read(&mut b) {
+        match read_some(s, &mut b) {
             Ok(0) => return true,
             // Bytes (e.g. an error response) then, presumably, EOF.
             Ok(_) => {}

@@ -16,7 +16,7 @@
 //! token held before its check during a flood of refusals while a
 //! remembered one is not, and no token ever in the logs.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -265,7 +265,7 @@ fn answer(mut s: TcpStream, serve: &Serve, hits: &AtomicUsize) {
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match s.read(&mut buf) {
+        match moat_tests::http::read_some(&mut s, &mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => head.extend_from_slice(&buf[..n]),
         }

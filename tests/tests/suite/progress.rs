@@ -288,7 +288,7 @@ fn over_http_a_call_that_sends_no_progress_is_one_json_document() {
 #[test]
 fn over_http_closing_a_streamed_call_kills_its_worker() {
     use moat_tests::http::{HttpMoat, Req, signal};
-    use std::io::{Read as _, Write as _};
+    use std::io::Write as _;
     let fx = fixture();
     let s = HttpMoat::start(
         &fx.root,
@@ -309,7 +309,7 @@ fn over_http_closing_a_streamed_call_kills_its_worker() {
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     while !String::from_utf8_lossy(&seen).contains("notifications/progress") {
-        let n = c.read(&mut buf).expect("the stream's first event");
+        let n = moat_tests::http::read_some(&mut c, &mut buf).expect("the stream's first event");
         assert!(
             n > 0,
             "closed before any event: {:?}",

@@ -58,15 +58,18 @@ pub(crate) fn assert_thread_confined(pid: u32, tid: u32, st: &Status) {
     );
 }
 
-/// Waits (up to 10 s) until `pid` has confined itself: its main thread is in
-/// seccomp mode 2, the last step before the worker says hello.
+/// Waits (up to 10 s) until `pid` has confined itself: its main thread
+/// holds both seccomp filters. The second (the worker allow-list) is the
+/// last step before the worker says hello; seccomp mode 2 alone is already
+/// set by the first, so waiting for the mode would let a loaded machine show
+/// a worker between its two filters.
 fn wait_confined(pid: u32) {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
         let main = thread_statuses(pid)
             .into_iter()
             .find(|(tid, _)| *tid == pid);
-        if main.is_some_and(|(_, st)| st.get("Seccomp").is_some_and(|v| v == "2")) {
+        if main.is_some_and(|(_, st)| st.get("Seccomp_filters").is_some_and(|v| v == "2")) {
             return;
         }
         assert!(
