@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use moat_tests::{Fixture, Moat, Mode, Options};
 use serde_json::json;
@@ -58,36 +58,12 @@ pub(crate) fn assert_thread_confined(pid: u32, tid: u32, st: &Status) {
     );
 }
 
-/// Waits (up to 10 s) until `pid` has confined itself: its main thread
-/// holds both seccomp filters. The second (the worker allow-list) is the
-/// last step before the worker says hello; seccomp mode 2 alone is already
-/// set by the first, so waiting for the mode would let a loaded machine show
-/// a worker between its two filters.
-fn wait_confined(pid: u32) {
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        let main = thread_statuses(pid)
-            .into_iter()
-            .find(|(tid, _)| *tid == pid);
-        if main.is_some_and(|(_, st)| st.get("Seccomp_filters").is_some_and(|v| v == "2")) {
-            return;
-        }
-        assert!(
-            Instant::now() < until,
-            "worker {pid} did not confine itself within 10 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 fn confined(fx: &Fixture, workers: usize) -> (Moat, Vec<u32>) {
     let opts = Options::new(Mode::Confined).env("MOAT_SANDBOX__WORKERS", workers.to_string());
     let m = Moat::connect(&fx.root, &opts, moat_tests::Era::Modern);
-    let pids = m.wait_for_workers(workers);
-    assert_eq!(pids.len(), workers, "stderr:\n{}", m.stderr());
-    for pid in &pids {
-        wait_confined(*pid);
-    }
+    // Ready: the worker said hello, which it does only once both seccomp
+    // filters are installed (mode 2 alone is set by the first of them).
+    let pids = m.wait_for_ready_workers(workers);
     (m, pids)
 }
 
