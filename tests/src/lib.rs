@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod http;
+pub mod pair;
 
 /// The protocol revision of the stateless era.
 pub const MODERN: &str = "2026-07-28";

@@ -29,6 +29,7 @@ mod list_directory; // order, hidden names, records, walked_by_search
 mod logs; // stderr: JSON lines, credentials in headers/methods/config redacted, bearer token never logged
 mod metrics; // Prometheus /metrics on its own listener: exact counts after a mixed run, bounded labels, token, auth failures by reason, production refuses an open listener
 mod navigation; // find_files, directory_tree, file_outline, find_references: results, paging cursors, cuts, attacks
+mod noninterference; // pairs of workspaces that differ only in what the model must not see answer alike: git objects by id, message searches, secret-shaped refs, denied-only changes, name filters and paths, search work; names scored as content
 mod operator_logs; // a mixed run read as an operator: request and JSON-RPC ids pair calls with answers, client names, integer microseconds, one line per refusal, a quiet shutdown
 mod output_schema; // results validate against their outputSchema; redaction on every result
 mod overview; // project_overview: languages, manifests, tests, version control, file cap
