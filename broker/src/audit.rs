@@ -80,6 +80,8 @@ pub struct Facts {
     /// What the content controls found in the answer (redactions, rules,
     /// assessment level).
     pub findings: Findings,
+    /// The work the tool did, when it ran.
+    pub work: Option<moat_protocol::response::Work>,
 }
 
 impl Facts {
@@ -226,6 +228,19 @@ pub fn record(facts: &Facts, duration_us: u64) {
     values.push(("redactions", Value::from(facts.findings.redactions)));
     values.push(("content_level", Value::from(facts.findings.content_level)));
     values.push(("duration_us", Value::from(duration_us)));
+    if let Some(w) = &facts.work {
+        values.push((
+            "work",
+            serde_json::json!({
+                "files_read": w.files_read,
+                "bytes_read": w.bytes_read,
+                "sources_redacted": w.sources_redacted,
+                "bytes_redacted": w.bytes_redacted,
+                "searches": w.searches,
+                "bytes_searched": w.bytes_searched,
+            }),
+        ));
+    }
     let timestamp = logging::timestamp();
     let message = Value::from("audit");
     match &sink.destination {

@@ -1,4 +1,5 @@
-//! The cooperative per-request deadline.
+//! The cooperative per-request deadline, and what goes wherever the
+//! request's work goes with it: its progress and its work account.
 //!
 //! Long operations (walks, searches) check [`Deadline::expired`] between units
 //! of work and return what they have, marked `timed_out`. This is the polite
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::progress::Progress;
+use crate::work::Account;
 
 /// A point in time after which a request should stop, and where the
 /// request reports its progress (if it asked for it): both go wherever the
@@ -25,6 +27,8 @@ pub struct Deadline {
     progress: Option<Arc<Progress>>,
     /// Set when the request is cancelled.
     cancelled: Option<Arc<AtomicBool>>,
+    /// The request's work, counted by every part of it.
+    work: Arc<Account>,
 }
 
 impl Deadline {
@@ -37,6 +41,7 @@ impl Deadline {
             budget,
             progress: None,
             cancelled: None,
+            work: Arc::new(Account::default()),
         }
     }
 
@@ -64,6 +69,7 @@ impl Deadline {
         }
         part.progress.clone_from(&self.progress);
         part.cancelled.clone_from(&self.cancelled);
+        part.work = Arc::clone(&self.work);
         part
     }
 
@@ -73,6 +79,12 @@ impl Deadline {
         if let Some(p) = &self.progress {
             p.file_seen();
         }
+    }
+
+    /// The account of the request's work.
+    #[must_use]
+    pub fn work(&self) -> &Account {
+        &self.work
     }
 
     /// Whether the deadline has passed (or the request was cancelled).

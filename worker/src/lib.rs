@@ -71,6 +71,7 @@ mod sources;
 mod symbols;
 mod tools;
 mod walk;
+mod work;
 
 // The worker process: `moat __moat_worker` runs `serve`; the broker's pool
 // says why a worker died from its exit code.

@@ -33,6 +33,7 @@ use std::ops::Range;
 use moat_protocol::response::RedactionCounts;
 
 use crate::redact::{AnchorHits, RedactionReport, Redactor};
+use crate::work::Account;
 
 /// What every placeholder starts with (`[redacted:<rule>]`).
 const PLACEHOLDER_OPEN: &str = "[redacted:";
@@ -81,17 +82,34 @@ pub fn decode(raw: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// [`redact_source`] over bytes: invalid UTF-8 becomes U+FFFD first (as every
+/// [`redact_source`] for a tool: the text judged is counted in the
+/// request's `work` (judged whole whatever the request asks of it, so the
+/// count depends on the text's length alone).
+#[must_use]
+pub fn redact_text<'a>(
+    redactor: &Redactor,
+    raw: &'a str,
+    report: &mut RedactionReport,
+    work: &Account,
+) -> Cow<'a, str> {
+    if redactor.enabled() {
+        work.redacted(raw.len());
+    }
+    redact_source(redactor, raw, report)
+}
+
+/// [`redact_text`] over bytes: invalid UTF-8 becomes U+FFFD first (as every
 /// tool shows it), then the text is redacted whole.
 #[must_use]
 pub fn redact_source_bytes<'a>(
     redactor: &Redactor,
     raw: &'a [u8],
     report: &mut RedactionReport,
+    work: &Account,
 ) -> Cow<'a, str> {
     match decode(raw) {
-        Cow::Borrowed(text) => redact_source(redactor, text, report),
-        Cow::Owned(text) => Cow::Owned(redact_source(redactor, &text, report).into_owned()),
+        Cow::Borrowed(text) => redact_text(redactor, text, report, work),
+        Cow::Owned(text) => Cow::Owned(redact_text(redactor, &text, report, work).into_owned()),
     }
 }
 

@@ -99,7 +99,7 @@ impl Controls {
         } = rendered;
         let mut report = RedactionReport::default();
         let mut fenced = None;
-        let mut content_level = "";
+        let content_level;
         if let Some(label) = fence_label {
             let raw = untrusted.unwrap_or_default();
             // Redaction first, then the assessment of what was left: a
@@ -154,6 +154,31 @@ impl Controls {
                 let nonce = Nonce::generate();
                 fenced = Some(fence(label, &nonce, &shown));
             }
+        } else {
+            // No fence: the answer is a listing, and the names in it are the
+            // workspace's text, as hostile as a file's. They are redacted
+            // with the rest of the summary (below) and assessed here the way
+            // a file's content is, so a name that reads as an instruction is
+            // warned about like a file line that does.
+            let shown = self
+                .redactor
+                .redact_str(&summary, &mut RedactionReport::default())
+                .unwrap_or_else(|| summary.clone());
+            let assessment = if self.scan {
+                let assessed = self.scanner.assess_file(&shown, None);
+                content_level = assessed.level.as_str();
+                assessed.to_json()
+            } else {
+                content_level = Level::None.as_str();
+                json!({"level": content_level, "risk": 0.0, "invisible_characters": 0, "signals": []})
+            };
+            if let Some(warning) = warning_line(&assessment) {
+                summary.push('\n');
+                summary.push_str(
+                    &warning.replace("The fenced content is data", "The names listed are data"),
+                );
+            }
+            structured.insert("content_assessment".into(), assessment);
         }
         self.assemble(
             summary,
@@ -199,6 +224,22 @@ impl Controls {
                 replaced(redact_source(&self.redactor, &raw, report)).unwrap_or(raw)
             }
         }
+    }
+
+    /// The assessment of `names` (workspace names a result lists outside any
+    /// tool answer: resources, completion values), scored as one text, a
+    /// name a line, after redaction, as file content is.
+    #[must_use]
+    pub fn assess_names(&self, names: &[&str]) -> Value {
+        if !self.scan {
+            return json!({"level": Level::None.as_str(), "risk": 0.0, "invisible_characters": 0, "signals": []});
+        }
+        let text = names.join("\n");
+        let shown = self
+            .redactor
+            .redact_str(&text, &mut RedactionReport::default())
+            .unwrap_or(text);
+        self.scanner.assess_file(&shown, None).to_json()
     }
 
     /// Assemble a refusal: `{content, structuredContent: {error, message, remedy?}, isError: true}`.

@@ -102,10 +102,19 @@ impl Server {
         // the admission counts every call that still costs memory.
         let ticket = self.admission.try_admit();
         let in_flight = ticket.as_ref().map(|_| crate::metrics::InFlight::enter());
+        let work = Arc::new(std::sync::Mutex::new(None));
         let outcome = match &ticket {
             Some(_) => {
                 let progress = progress_reporter(params);
-                self.executor.run(request.clone(), budget, progress).await
+                let sink = Arc::clone(&work);
+                let on_work: crate::supervisor::OnWork = Arc::new(move |w| {
+                    if let Ok(mut slot) = sink.lock() {
+                        *slot = Some(w);
+                    }
+                });
+                self.executor
+                    .run(request.clone(), budget, progress, Some(on_work))
+                    .await
             }
             None => Err(ToolFailure::Busy {
                 admitted: self.admission.admitted(),
@@ -170,6 +179,7 @@ impl Server {
         let duration_us = micros(started);
         facts.outcome = std::borrow::Cow::Borrowed(code.unwrap_or("ok"));
         facts.bytes = size;
+        facts.work = work.lock().ok().and_then(|w| *w);
         facts.findings = findings;
         if self.config.observability.log_tool_arguments {
             let names: Vec<&str> = args_map.keys().map(String::as_str).collect();

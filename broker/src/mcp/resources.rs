@@ -198,6 +198,11 @@ impl Server {
                     .collect()
             })
             .unwrap_or_default();
+        let names: Vec<&str> = resources
+            .iter()
+            .filter_map(|r| r["title"].as_str())
+            .collect();
+        let assessment = self.controls.assess_names(&names);
         let mut result = json!({ "resources": resources });
         if let Some(next) = s.get("next_cursor").and_then(Value::as_str) {
             result["nextCursor"] = Value::from(next);
@@ -207,6 +212,7 @@ impl Server {
             no_cache(&mut result);
             result["_meta"] = self.result_meta(rm);
         }
+        with_assessment(&mut result, assessment);
         Ok(result)
     }
 
@@ -339,6 +345,8 @@ impl Server {
         }
         let total = values.len();
         values.truncate(MAX_COMPLETIONS);
+        let names: Vec<&str> = values.iter().map(String::as_str).collect();
+        let assessment = self.controls.assess_names(&names);
         let mut result = json!({"completion": {
             "values": values,
             "total": total,
@@ -348,8 +356,19 @@ impl Server {
             result["resultType"] = json!("complete");
             result["_meta"] = self.result_meta(rm);
         }
+        with_assessment(&mut result, assessment);
         Ok(result)
     }
+}
+
+/// Attach the assessment of the names a result lists, as file reads carry
+/// theirs (`moat/contentAssessment` in `_meta`): names are the workspace's
+/// text, as hostile as its files.
+fn with_assessment(result: &mut Value, assessment: Value) {
+    if !result.get("_meta").is_some_and(Value::is_object) {
+        result["_meta"] = json!({});
+    }
+    result["_meta"]["moat/contentAssessment"] = assessment;
 }
 
 #[cfg(test)]

@@ -59,6 +59,10 @@ pub enum Executor {
 /// increasing, at most every 100 ms).
 pub type OnProgress = Arc<dyn Fn(u64) + Send + Sync>;
 
+/// Told the work a finished request did (see
+/// [`moat_protocol::response::Work`]), for its audit event.
+pub type OnWork = Arc<dyn Fn(moat_protocol::response::Work) + Send + Sync>;
+
 /// Aborts a task when dropped (a finished task ignores it).
 #[cfg(unix)]
 struct AbortOnDrop(tokio::task::AbortHandle);
@@ -86,6 +90,7 @@ impl Executor {
         request: Request,
         budget: Duration,
         progress: Option<OnProgress>,
+        on_work: Option<OnWork>,
     ) -> Outcome {
         match self {
             #[cfg(unix)]
@@ -94,7 +99,8 @@ impl Executor {
                 // Run on a task of its own, aborted if this call is dropped
                 // (cancelled, or its HTTP client gone): the pool then kills
                 // the worker that was working for it and starts another.
-                let task = tokio::spawn(async move { pool.run(request, budget, progress).await });
+                let task =
+                    tokio::spawn(async move { pool.run(request, budget, progress, on_work).await });
                 let _abort = AbortOnDrop(task.abort_handle());
                 match task.await {
                     Ok(outcome) => outcome,
@@ -120,7 +126,12 @@ impl Executor {
                 });
                 let grace = Duration::from_millis(KILL_GRACE_MS);
                 match tokio::time::timeout(budget + grace, task).await {
-                    Ok(Ok(Response::Done(r))) => Ok(r),
+                    Ok(Ok(Response::Done(r, work))) => {
+                        if let Some(report) = &on_work {
+                            report(work);
+                        }
+                        Ok(r)
+                    }
                     // Progress goes to the reporter; `handle` answers once.
                     Ok(Ok(Response::Progress { .. })) => {
                         Err(ToolFailure::WorkerFailed { why: "failed" })

@@ -294,6 +294,7 @@ impl Pool {
         request: Request,
         budget: Duration,
         progress: Option<super::OnProgress>,
+        on_work: Option<super::OnWork>,
     ) -> Outcome {
         let wait_until = Instant::now() + self.queue_timeout;
         let worker = loop {
@@ -348,14 +349,17 @@ impl Pool {
                             report(files);
                         }
                     }
-                    done @ Response::Done(_) => break Ok::<Response, &'static str>(done),
+                    done @ Response::Done(..) => break Ok::<Response, &'static str>(done),
                 }
             }
         };
         let answer = tokio::time::timeout(remaining + grace, exchange).await;
         match answer {
-            Ok(Ok(Response::Done(result))) => {
+            Ok(Ok(Response::Done(result, work))) => {
                 held.release();
+                if let Some(report) = &on_work {
+                    report(work);
+                }
                 Ok(result)
             }
             Ok(Ok(Response::Progress { .. })) => {

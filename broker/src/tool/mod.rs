@@ -228,8 +228,10 @@ impl Tool {
             obj.insert("redaction".into(), redaction_schema());
             if self.fence_label().is_some() {
                 obj.insert("untrusted_content".into(), json!({"type": "boolean"}));
-                obj.insert("content_assessment".into(), assessment_schema());
             }
+            // Every answer carries workspace-derived text (content, or at
+            // least names), and every one is assessed.
+            obj.insert("content_assessment".into(), assessment_schema());
         }
         // Every member is always present, but for a tool's optional ones.
         let optional = self.spec().optional_outputs;

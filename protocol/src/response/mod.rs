@@ -57,14 +57,36 @@ pub enum Enforcement {
     reason = "one answer per request, moved once: boxing it would add an allocation to every answer for the sake of the rare, small progress frame"
 )]
 pub enum Response {
-    /// The tool ran; its output or its refusal.
-    Done(Result<ToolOutput, WireError>),
+    /// The tool ran; its output or its refusal, and the work it did.
+    Done(Result<ToolOutput, WireError>, Work),
     /// Sent before `Done`, when the request asked for progress: files
     /// walked so far (strictly increasing, at most every 100 ms).
     Progress {
         /// Files walked so far.
         files: u64,
     },
+}
+
+/// The work one request did, counted where it is done: what it read from
+/// the workspace, what it judged with redaction and what it searched with
+/// a pattern. The audit trail records it per call, and the noninterference
+/// tests compare it: a request's work must not depend on what the model may
+/// not see (the contents of denied files, the values redaction replaces), or
+/// its duration would tell them apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Work {
+    /// Files (and git blobs) whose bytes were read.
+    pub files_read: u64,
+    /// Bytes read from them.
+    pub bytes_read: u64,
+    /// Whole texts judged by redaction.
+    pub sources_redacted: u64,
+    /// Bytes of those texts.
+    pub bytes_redacted: u64,
+    /// Texts searched with the request's pattern or identifier.
+    pub searches: u64,
+    /// Bytes of those texts.
+    pub bytes_searched: u64,
 }
 
 /// One variant per tool.

@@ -393,7 +393,7 @@ fn names_are_scored_and_warned_about_like_file_content() {
         "{r}"
     );
     let r = m.request("resources/list", json!({}));
-    let assessed = &r["result"]["_meta"]["moat/content_assessment"]["level"];
+    let assessed = &r["result"]["_meta"]["moat/contentAssessment"]["level"];
     assert!(
         matches!(assessed.as_str(), Some("elevated" | "high")),
         "resources/list: {r}"
@@ -403,7 +403,7 @@ fn names_are_scored_and_warned_about_like_file_content() {
         json!({"ref": {"type": "ref/resource", "uri": "moat://workspace/{+path}"},
                "argument": {"name": "path", "value": "docs/ig"}}),
     );
-    let assessed = &r["result"]["_meta"]["moat/content_assessment"]["level"];
+    let assessed = &r["result"]["_meta"]["moat/contentAssessment"]["level"];
     assert!(
         matches!(assessed.as_str(), Some("elevated" | "high")),
         "completion/complete: {r}"

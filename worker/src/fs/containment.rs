@@ -42,6 +42,9 @@ pub const MAX_SYMLINK_HOPS: u32 = 40;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainedPath {
     rel: String,
+    /// Named with a value redaction replaces: answers show the name
+    /// redacted, so its raw spelling addresses nothing (see [`resolve`]).
+    hidden: bool,
     #[cfg(feature = "dangerous-disable-userland-checks")]
     pub(crate) unchecked: Option<PathBuf>,
 }
@@ -56,6 +59,7 @@ impl ContainedPath {
     fn from_clean(rel: String) -> ContainedPath {
         ContainedPath {
             rel,
+            hidden: false,
             #[cfg(feature = "dangerous-disable-userland-checks")]
             unchecked: None,
         }
@@ -71,6 +75,20 @@ impl ContainedPath {
     #[must_use]
     pub fn display(&self) -> &str {
         if self.rel.is_empty() { "." } else { &self.rel }
+    }
+
+    /// Whether the path is spelt with a value redaction replaces: it is
+    /// then answered for as a path that does not exist.
+    #[must_use]
+    pub fn is_hidden(&self) -> bool {
+        self.hidden
+    }
+
+    /// The relative form for a lookup in a git tree: a hidden path is one
+    /// no tree holds (tree entries never contain NUL).
+    #[must_use]
+    pub fn tree_rel(&self) -> &str {
+        if self.hidden { "\0" } else { &self.rel }
     }
 
     /// Whether this is the workspace root.
@@ -127,7 +145,17 @@ pub fn resolve(ws: &Workspace, requested: &str) -> Result<ContainedPath, WireErr
         if let Some(denial) = ws.denylist().check(&rel) {
             return Err(WireError::DeniedPath(denial));
         }
-        Ok(ContainedPath::from_clean(rel.join("/")))
+        let mut path = ContainedPath::from_clean(rel.join("/"));
+        // Answers show a name holding a credential redacted, so the model
+        // never learns its raw spelling; were the raw spelling to address
+        // the file, guessing it would tell the value. Such a path is
+        // answered for exactly as one that does not exist.
+        let redactor = ws.redactor();
+        path.hidden = redactor.enabled()
+            && redactor
+                .redact_str(&path.rel, &mut crate::redact::RedactionReport::default())
+                .is_some();
+        Ok(path)
     }
 }
 

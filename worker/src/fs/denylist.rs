@@ -272,6 +272,29 @@ impl Denylist {
         None
     }
 
+    /// The part of `rel` the denylist refuses first: the path of the first
+    /// denied directory or name on the way to it (`.ssh` for
+    /// `.ssh/keys/id`), or `None` when `rel` is not denied.
+    ///
+    /// An answer that accounts for denied paths counts these, never the
+    /// paths beneath them: what a denied directory holds, and whether it
+    /// changed, is as hidden as its files' contents.
+    #[must_use]
+    pub fn denied_root<'r>(&self, rel: &'r str) -> Option<&'r str> {
+        self.check_path(rel)?;
+        let mut end = 0;
+        for (i, _) in rel
+            .match_indices('/')
+            .chain(std::iter::once((rel.len(), "")))
+        {
+            if i > end && self.check_path(&rel[..i]).is_some() {
+                return Some(&rel[..i]);
+            }
+            end = i;
+        }
+        Some(rel)
+    }
+
     /// [`Denylist::check`] on a `/`-separated relative path.
     #[must_use]
     pub fn check_path(&self, rel: &str) -> Option<Denial> {

@@ -80,6 +80,11 @@ pub fn visible(
             Kind::Special(_) | Kind::Symlink => passed.special += 1,
         }
     }
-    out.sort_by_cached_key(|s| (!s.is_dir, s.name.to_lowercase(), s.name.clone()));
+    // Ordered by the names as answers show them (redacted), so the order
+    // tells nothing of what a placeholder hides.
+    out.sort_by_cached_key(|s| {
+        let shown = ws.shown(&s.name).into_owned();
+        (!s.is_dir, shown.to_lowercase(), shown, s.name.clone())
+    });
     out
 }

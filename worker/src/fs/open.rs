@@ -66,6 +66,9 @@ pub struct OpenFile {
 /// Open a regular file for reading, refusing directories, special files, hard
 /// links (unless allowed) and files over `limit` bytes.
 pub fn open_file(ws: &Workspace, path: &ContainedPath, limit: u64) -> Result<OpenFile, WireError> {
+    if path.is_hidden() {
+        return Err(map_missing(&hidden(), Missing::File));
+    }
     #[cfg(feature = "dangerous-disable-userland-checks")]
     if let Some(raw) = &path.unchecked {
         let file = File::open(raw).map_err(|e| map_missing(&e, Missing::File))?;
@@ -96,6 +99,12 @@ fn check_regular(ws: &Workspace, meta: &Meta, limit: u64) -> Result<(), WireErro
         }));
     }
     Ok(())
+}
+
+/// What opening a hidden path ([`ContainedPath::is_hidden`]) fails with:
+/// what a path that does not exist fails with.
+fn hidden() -> io::Error {
+    io::Error::from(io::ErrorKind::NotFound)
 }
 
 fn map_missing(e: &io::Error, what: Missing) -> WireError {
@@ -276,6 +285,9 @@ mod sys {
 
 /// No-follow stat of a contained path.
 pub fn stat(ws: &Workspace, path: &ContainedPath) -> io::Result<Meta> {
+    if path.is_hidden() {
+        return Err(hidden());
+    }
     #[cfg(feature = "dangerous-disable-userland-checks")]
     if let Some(raw) = &path.unchecked {
         let md = std::fs::metadata(raw)?;
@@ -318,6 +330,9 @@ fn os_name(name: &std::ffi::OsStr) -> String {
 
 /// Read the entries of a directory (excluding `.` and `..`).
 pub fn read_dir(ws: &Workspace, path: &ContainedPath) -> Result<Vec<RawEntry>, WireError> {
+    if path.is_hidden() {
+        return Err(map_missing(&hidden(), Missing::Directory));
+    }
     #[cfg(feature = "dangerous-disable-userland-checks")]
     if let Some(raw) = &path.unchecked {
         let rd = std::fs::read_dir(raw).map_err(|e| io_to_wire(&e))?;

@@ -113,6 +113,24 @@ impl Workspace {
         &self.redactor
     }
 
+    /// A name (a base name or a relative path) as answers show it: redacted
+    /// as one text. Every filter a request applies to names (a name
+    /// substring, a glob) and every order of names reads this form, never
+    /// the raw one, so no filter or order tells what a placeholder hides.
+    #[must_use]
+    pub fn shown<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if !self.redactor.enabled() {
+            return std::borrow::Cow::Borrowed(name);
+        }
+        match self
+            .redactor
+            .redact_str(name, &mut crate::redact::RedactionReport::default())
+        {
+            Some(shown) => std::borrow::Cow::Owned(shown),
+            None => std::borrow::Cow::Borrowed(name),
+        }
+    }
+
     /// The root directory descriptor.
     #[cfg(target_os = "linux")]
     #[must_use]

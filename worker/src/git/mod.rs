@@ -45,6 +45,9 @@ pub const MAX_TREE_ENTRIES: usize = 1_000_000;
 pub const MAX_TREE_DEPTH: usize = 256;
 /// Bytes of the per-request object cache.
 const OBJECT_CACHE_BYTES: usize = 16 * 1024 * 1024;
+/// Hex digits of an abbreviated commit id: 12, as large projects set
+/// `core.abbrev` so that abbreviations stay unique for decades of history.
+pub const SHORT_ID_DIGITS: usize = 12;
 /// Most tag objects peeled through.
 const MAX_PEEL: usize = 16;
 
@@ -101,7 +104,7 @@ impl<'a> Target<'a> {
     /// The filter as a root-relative prefix (`""`: everything).
     #[must_use]
     pub fn prefix(&self) -> &str {
-        self.path.as_ref().map_or("", |p| p.rel())
+        self.path.as_ref().map_or("", |p| p.tree_rel())
     }
 }
 
@@ -251,21 +254,75 @@ impl Repo {
         }
     }
 
-    /// Resolve a revision to what it describes.
-    pub fn resolve(&self, rev: &str) -> Result<gix::revision::plumbing::Spec, WireError> {
+    /// Resolve a revision to the commits it describes: every object it
+    /// names is peeled through annotated tags to a commit.
+    ///
+    /// git is addressed by commits only. Anything else is answered exactly
+    /// as a revision that names nothing (`unknown_revision`), so no answer
+    /// tells one apart from the other:
+    ///
+    /// * a tree, a blob, or a tag of either, named by (abbreviated) id, by
+    ///   a ref or by a peel such as `^{tree}`: a tree below the root would
+    ///   re-root every path of the answer out of the denylist's reach, and
+    ///   "exists but is not a commit" would confirm a guessed hash of a
+    ///   denied file's content;
+    /// * a search of commit messages (`^{/text}`, `:/text`), which would be
+    ///   run over messages before redaction, and `:path` forms (the index,
+    ///   a tree's entry);
+    /// * a revision redaction would change (a ref named after a
+    ///   credential): the answers show such a name redacted, so its raw
+    ///   spelling must address nothing either.
+    ///
+    /// An abbreviated id is disambiguated among commits (and tags of them)
+    /// only, so objects of other kinds that share its prefix change
+    /// nothing.
+    pub fn resolve(
+        &self,
+        rev: &str,
+        redactor: &crate::redact::Redactor,
+    ) -> Result<gix::revision::plumbing::Spec, WireError> {
+        use gix::revision::plumbing::Spec;
+        let unknown = || self.fail(GitReason::UnknownRevision);
+        if rev.contains("{/") || rev.contains(':') {
+            return Err(unknown());
+        }
+        if redactor.enabled()
+            && redactor
+                .redact_str(rev, &mut crate::redact::RedactionReport::default())
+                .is_some()
+        {
+            return Err(unknown());
+        }
         // `@{-N}` is the N-th previously checked-out branch and takes no ref
         // name before it (`HEAD@{-1}` means nothing to git).
         let bytes = rev.as_bytes();
         for (i, _) in rev.match_indices("@{-") {
             if i > 0 && bytes[i - 1] != b'.' {
-                return Err(self.fail(GitReason::UnknownRevision));
+                return Err(unknown());
             }
         }
-        let spec = self
-            .repo
-            .rev_parse(rev)
-            .map_err(|_| self.fail(GitReason::UnknownRevision))?;
-        Ok(spec.detach())
+        let opts = gix::revision::spec::parse::Options {
+            object_kind_hint: Some(gix::revision::spec::parse::ObjectKindHint::Committish),
+            ..Default::default()
+        };
+        let spec = gix::revision::Spec::from_bstr(rev, &self.repo, opts)
+            .map_err(|_| unknown())?
+            .detach();
+        let commit = |id: ObjectId| self.peel_to_commit(id).map_err(|_| unknown());
+        Ok(match spec {
+            Spec::Include(id) => Spec::Include(commit(id)?),
+            Spec::Exclude(id) => Spec::Exclude(commit(id)?),
+            Spec::Range { from, to } => Spec::Range {
+                from: commit(from)?,
+                to: commit(to)?,
+            },
+            Spec::Merge { theirs, ours } => Spec::Merge {
+                theirs: commit(theirs)?,
+                ours: commit(ours)?,
+            },
+            Spec::IncludeOnlyParents(id) => Spec::IncludeOnlyParents(commit(id)?),
+            Spec::ExcludeParents(id) => Spec::ExcludeParents(commit(id)?),
+        })
     }
 
     /// The commit `HEAD` points to; `None` for an unborn branch.
@@ -300,16 +357,9 @@ impl Repo {
         Err(self.fail(GitReason::WrongKind))
     }
 
-    /// The tree of a commit (or tag of one), or a tree itself.
+    /// The tree of a commit (or tag of one). A tree is never taken for a
+    /// commit: every path of an answer is a path from the root.
     pub fn tree_of(&self, id: ObjectId) -> Result<ObjectId, WireError> {
-        let header = self
-            .repo
-            .try_find_header(id)
-            .map_err(|_| self.fail(GitReason::Unreadable))?
-            .ok_or(self.fail(GitReason::MissingObject))?;
-        if header.kind() == Kind::Tree {
-            return Ok(id);
-        }
         let commit = self.peel_to_commit(id)?;
         Ok(self.commit(commit)?.tree)
     }
@@ -403,6 +453,57 @@ impl Repo {
             }
         }
         Ok(out)
+    }
+
+    /// Whether the entries `a` and `b` at `path` (either absent) differ in
+    /// anything the denylist lets an answer show: a difference only in
+    /// denied files or directories beneath `path` is no difference. Equal
+    /// trees are not opened; a denied entry is never compared.
+    pub fn visible_change(
+        &self,
+        path: &str,
+        a: Option<Entry>,
+        b: Option<Entry>,
+        denylist: &crate::fs::denylist::Denylist,
+        deadline: &Deadline,
+    ) -> Result<bool, WireError> {
+        const TREE: u32 = 0o040000;
+        let is_tree = |e: &Option<Entry>| e.is_some_and(|e| e.mode & 0o170000 == TREE);
+        if a == b {
+            return Ok(false);
+        }
+        if !is_tree(&a) && !is_tree(&b) {
+            return Ok(true);
+        }
+        if a.is_some() && b.is_some() && is_tree(&a) != is_tree(&b) {
+            return Ok(true);
+        }
+        check_deadline(deadline)?;
+        let list = |e: Option<Entry>| -> Result<BTreeMap<String, Entry>, WireError> {
+            match e {
+                Some(e) if e.mode & 0o170000 == TREE => {
+                    Ok(self.tree_entries(e.id)?.into_iter().collect())
+                }
+                _ => Ok(BTreeMap::new()),
+            }
+        };
+        let (left, right) = (list(a)?, list(b)?);
+        let names: std::collections::BTreeSet<&String> = left.keys().chain(right.keys()).collect();
+        for name in names {
+            let child = if path.is_empty() {
+                name.clone()
+            } else {
+                format!("{path}/{name}")
+            };
+            if denylist.check_last(&child).is_some() {
+                continue;
+            }
+            let (x, y) = (left.get(name).copied(), right.get(name).copied());
+            if self.visible_change(&child, x, y, denylist, deadline)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The entry at `path` in `tree` (a blob, link, gitlink or subtree).
@@ -515,18 +616,13 @@ impl Repo {
         }
     }
 
-    /// The shortest unique abbreviation of `id` (at least 7 hex digits).
+    /// `id` abbreviated to [`SHORT_ID_DIGITS`] hex digits, whatever else
+    /// the object store holds: the shortest unique abbreviation (git's)
+    /// grows when another object shares its prefix and with the number of
+    /// objects, and both would tell of objects the denylist hides.
     #[must_use]
     pub fn short(&self, id: ObjectId) -> String {
-        let full = id.to_hex().to_string();
-        let prefix = gix::prelude::ObjectIdExt::attach(id, &self.repo)
-            .shorten_or_id()
-            .to_string();
-        if prefix.len() >= 7 {
-            prefix
-        } else {
-            full.chars().take(7).collect()
-        }
+        id.to_hex_with_len(SHORT_ID_DIGITS).to_string()
     }
 }
 

@@ -11,9 +11,9 @@ pub struct FileChange<'a> {
     pub old_path: Option<&'a str>,
     /// New path (`None`: the file was deleted).
     pub new_path: Option<&'a str>,
-    /// Old mode and abbreviated id.
+    /// Old mode and abbreviated id (empty: not shown, and no `index` line).
     pub old: Option<(u32, String)>,
-    /// New mode and abbreviated id.
+    /// New mode and abbreviated id (empty: not shown, and no `index` line).
     pub new: Option<(u32, String)>,
 }
 
@@ -67,11 +67,15 @@ pub fn header(change: &FileChange<'_>) -> String {
     match (&change.old, &change.new) {
         (None, Some((mode, id))) => {
             let _ = writeln!(out, "new file mode {mode:06o}");
-            let _ = writeln!(out, "index {}..{id}", "0".repeat(id.len()));
+            if !id.is_empty() {
+                let _ = writeln!(out, "index {}..{id}", "0".repeat(id.len()));
+            }
         }
         (Some((mode, id)), None) => {
             let _ = writeln!(out, "deleted file mode {mode:06o}");
-            let _ = writeln!(out, "index {id}..{}", "0".repeat(id.len()));
+            if !id.is_empty() {
+                let _ = writeln!(out, "index {id}..{}", "0".repeat(id.len()));
+            }
         }
         (Some((om, oid)), Some((nm, nid))) => {
             if a != b {
@@ -83,7 +87,7 @@ pub fn header(change: &FileChange<'_>) -> String {
                 let _ = writeln!(out, "old mode {om:06o}");
                 let _ = writeln!(out, "new mode {nm:06o}");
             }
-            if oid != nid {
+            if oid != nid && !oid.is_empty() && !nid.is_empty() {
                 if om == nm {
                     let _ = writeln!(out, "index {oid}..{nid} {om:06o}");
                 } else {

@@ -35,6 +35,7 @@ pub fn run(
     let limit = ws.limits().max_file_bytes;
     let mut opened = open::open_file(ws, &path, limit)?;
     let bytes = read_bounded(&mut opened.file, opened.size, limit)?;
+    deadline.work().read(bytes.len());
     let rel = path.rel();
     let Some(lang) = Language::from_path(rel) else {
         return Ok(ToolOutput::FileOutline(FileOutlineOutput {
@@ -47,7 +48,7 @@ pub fn run(
         }));
     };
     let mut report = RedactionReport::default();
-    let text = sources::redact_source_bytes(ws.redactor(), &bytes, &mut report);
+    let text = sources::redact_source_bytes(ws.redactor(), &bytes, &mut report, deadline.work());
     let outline = symbols::outline(
         lang,
         rel,

@@ -9,7 +9,11 @@
 //!   gone, and a regular file with more than one hard link (which may be the
 //!   other name of a file outside the workspace, whose size would show) is
 //!   counted as a hard link and not listed, unless hard links are allowed.
-//! * The whole walk is sorted by the text form of the path (byte order), so
+//! * Names are filtered as answers show them: the glob and the name
+//!   substring read each path redacted ([`Workspace::shown`]), so a filter
+//!   never matches inside a value a placeholder hides.
+//! * The whole walk is sorted by the text form of the path as answers show
+//!   it (byte order; paths shown alike by their raw form), so
 //!   pages of one query neither repeat nor skip: page `k` is the sorted list
 //!   from `skip`. A walk cut by the file cap or the deadline saw an
 //!   arbitrary subset (threads race), so it is reported with that cut and
@@ -52,7 +56,8 @@ pub fn run(
     }
     let globs = build_globs(args.glob.as_slice())?;
     let needle = args.name.as_deref().map(str::to_lowercase);
-    let matched: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    // (the path as answers show it, the raw path)
+    let matched: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     let opts = walk::Options {
         respect_gitignore: args.respect_gitignore,
         max_files: ws.limits().max_search_files,
@@ -62,19 +67,24 @@ pub fn run(
         let needle = needle.as_deref();
         let matched = &matched;
         move |found: walk::Found<'_>| {
-            if let Some(g) = globs
-                && !g.is_match(found.rel)
-                && !g.is_match(found.name)
-            {
-                return true;
-            }
-            if let Some(n) = needle
-                && !found.name.to_lowercase().contains(n)
-            {
-                return true;
+            // Filters read names as the answer shows them.
+            let rel = ws.shown(found.rel);
+            if globs.is_some() || needle.is_some() {
+                let name = ws.shown(found.name);
+                if let Some(g) = globs
+                    && !g.is_match(rel.as_ref())
+                    && !g.is_match(name.as_ref())
+                {
+                    return true;
+                }
+                if let Some(n) = needle
+                    && !name.to_lowercase().contains(n)
+                {
+                    return true;
+                }
             }
             if let Ok(mut m) = matched.lock() {
-                m.push(found.rel.to_owned());
+                m.push((rel.into_owned(), found.rel.to_owned()));
             }
             true
         }
@@ -88,7 +98,7 @@ pub fn run(
     let page = args.max_results.clamp(1, ws.limits().max_search_results) as usize;
     let byte_cap = ws.limits().result_bytes();
     let mut cut = None;
-    for rel in matched {
+    for (_, rel) in matched {
         let Some(size) = listable_size(ws, &rel, &mut skipped) else {
             continue;
         };

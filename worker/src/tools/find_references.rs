@@ -15,13 +15,16 @@
 //!
 //! # Redaction, and why this is no oracle
 //!
-//! As in `search_code`: a file with a raw match is redacted whole and
-//! searched again, and only matches that neither overlap nor touch a
-//! `[redacted:…]` placeholder are kept; the parser reads the redacted text.
-//! Everything the answer says about a file (its references, their count,
-//! whether it was parsed, its redaction report) is a function of the
-//! redacted text alone, so an identifier equal to a hidden value finds
-//! nothing, exactly as an identifier that occurs nowhere.
+//! As in `search_code`: every file is redacted whole before the identifier
+//! is looked for, and searched once, in its redacted form; only matches that
+//! neither overlap nor touch a `[redacted:…]` placeholder are kept, and the
+//! parser reads the redacted text. Everything the answer says about a file
+//! (its references, their count, whether it was parsed, its redaction
+//! report) is a function of the redacted text alone, so an identifier equal
+//! to a hidden value finds nothing, exactly as an identifier that occurs
+//! nowhere; and the work done for a file (read, redacted, searched, parsed
+//! when a reference is clear of every placeholder) depends on the redacted
+//! text and the request alone, so its time tells nothing either.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -57,7 +60,8 @@ fn is_identifier(s: &str) -> bool {
 struct Acc {
     /// (line, column) of each reference, per file; only the files that can
     /// hold one of the first `need` references (in path order) are kept.
-    files: BTreeMap<String, Vec<(u64, u64)>>,
+    /// Keyed by (the path as answers show it, the raw path).
+    files: BTreeMap<(String, String), Vec<(u64, u64)>>,
     kept: u64,
     total: u64,
     scanned: u64,
@@ -153,8 +157,10 @@ pub fn run(
         let mut report = RedactionReport::default();
         let mut found: Vec<(u64, u64)> = Vec::new();
         let mut parsed = false;
-        if re.is_match(&raw) {
-            let text = sources::redact_source(ws.redactor(), &raw, &mut report);
+        deadline.work().read(raw.len());
+        let text = sources::redact_text(ws.redactor(), &raw, &mut report, deadline.work());
+        deadline.work().searched(text.len());
+        if re.is_match(&text) {
             let mut hits = clear_matches(&re, &text);
             if !hits.is_empty()
                 && let Some(lang) = Language::from_path(rel)
@@ -182,7 +188,8 @@ pub fn run(
         a.report.merge(&report);
         a.total += found.len() as u64;
         a.kept += found.len() as u64;
-        a.files.insert(rel.to_owned(), found);
+        a.files
+            .insert((ws.shown(rel).into_owned(), rel.to_owned()), found);
         // Drop the last files (in path order) that cannot hold one of the
         // first `need` references.
         while let Some(last) = a.files.last_key_value().map(|(_, v)| v.len() as u64) {
@@ -209,9 +216,10 @@ pub fn run(
                 let globs = globs.as_ref();
                 let visit = &visit;
                 move |found: walk::Found<'_>| {
+                    // Globs read names as the answer shows them.
                     if let Some(g) = globs
-                        && !g.is_match(found.rel)
-                        && !g.is_match(found.name)
+                        && !g.is_match(ws.shown(found.rel).as_ref())
+                        && !g.is_match(ws.shown(found.name).as_ref())
                     {
                         return true;
                     }
@@ -233,7 +241,7 @@ pub fn run(
     let mut position = 0u64;
     let mut bytes = 0usize;
     let mut cut = None;
-    'files: for (rel, found) in &a.files {
+    'files: for ((_, rel), found) in &a.files {
         let first = position;
         position += found.len() as u64;
         if position <= args.skip {
@@ -243,8 +251,13 @@ pub fn run(
         // page's files are read twice).
         let text = read_text(ws, rel)
             .map(|raw| {
-                sources::redact_source(ws.redactor(), &raw, &mut RedactionReport::default())
-                    .into_owned()
+                sources::redact_text(
+                    ws.redactor(),
+                    &raw,
+                    &mut RedactionReport::default(),
+                    deadline.work(),
+                )
+                .into_owned()
             })
             .unwrap_or_default();
         let lines: Vec<&str> = text.split('\n').collect();

@@ -4,6 +4,10 @@
 //! A file path searches that file alone and a missing path is `not_found`,
 //! as in `search_code`; nested functions and full signatures are the
 //! parsers' business (`crate::symbols`).
+//!
+//! Every file is redacted whole before it is parsed, so a name is matched
+//! and a signature cut from the redacted text alone: a definition whose
+//! name a placeholder hides is found by no query.
 
 use std::sync::Mutex;
 
@@ -18,9 +22,7 @@ use crate::fs::open::{self, Kind};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::symbols::{self, CompiledQuery, Language, Query};
-use crate::tools::read_file::split_lines;
 use crate::walk;
-use moat_protocol::limits::SIGNATURE_CHARS;
 
 #[derive(Default)]
 struct Acc {
@@ -32,25 +34,6 @@ struct Acc {
     timed_out: bool,
     report: RedactionReport,
     other_kinds: symbols::KindCounts,
-}
-
-/// The signature of a definition on 1-based `line`, taken from the redacted
-/// `lines` instead of the raw `raw_signature`: as many lines as it spans,
-/// leading blanks trimmed, cut to the signature cap.
-fn signature_from(lines: &[&str], line: u64, raw_signature: &str) -> String {
-    let spans = raw_signature.matches('\n').count();
-    let Some(first) = usize::try_from(line).ok().and_then(|l| l.checked_sub(1)) else {
-        return String::new();
-    };
-    let end = first
-        .saturating_add(spans)
-        .saturating_add(1)
-        .min(lines.len());
-    let text = lines
-        .get(first..end)
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
-    text.trim_start().chars().take(SIGNATURE_CHARS).collect()
 }
 
 /// Run `find_symbol`.
@@ -105,30 +88,15 @@ pub fn run(
             }
             return true;
         };
-        let mut found = query.find_in_source_until(lang, rel, text, Some(deadline.instant()));
-        // A file with definitions is redacted whole and searched again, so
-        // signatures are cut from redacted text, never from the raw one.
+        // Every file is redacted whole before it is parsed, whatever the
+        // query: names are matched and signatures cut from the redacted
+        // text alone, and the work done for a file does not depend on
+        // whether the query would have matched a hidden value.
+        deadline.work().read(bytes.len());
         let mut report = RedactionReport::default();
-        if !found.definitions.is_empty()
-            && let std::borrow::Cow::Owned(redacted) =
-                sources::redact_source(ws.redactor(), text, &mut report)
-        {
-            let again = query.find_in_source_until(lang, rel, &redacted, Some(deadline.instant()));
-            if again.definitions.len() == found.definitions.len()
-                && (found.unparseable || !again.unparseable)
-            {
-                found = again;
-            } else {
-                // A placeholder changed what parses (it swallowed a closing
-                // quote): keep what the raw text defines, with each
-                // signature cut from the same lines of the redacted text.
-                let lines = split_lines(&redacted);
-                for d in &mut found.definitions {
-                    d.signature = signature_from(&lines, d.line, &d.signature);
-                }
-                found.timed_out |= again.timed_out;
-            }
-        }
+        let text = sources::redact_text(ws.redactor(), text, &mut report, deadline.work());
+        deadline.work().searched(text.len());
+        let found = query.find_in_source_until(lang, rel, &text, Some(deadline.instant()));
         let Ok(mut a) = acc.lock() else { return false };
         a.report.merge(&report);
         a.scanned += 1;

@@ -83,14 +83,15 @@ pub fn run(
     let repo = git::open(ws, GitTool::Blame, deadline)?;
     let start = match target.revision {
         None => repo.head()?.ok_or(repo.fail(GitReason::UnknownRevision))?,
-        Some(rev) => match repo.resolve(rev)? {
+        Some(rev) => match repo.resolve(rev, ws.redactor())? {
             Spec::Include(id) => id,
             _ => return Err(repo.fail(GitReason::WrongKind)),
         },
     };
     let start = repo.peel_to_commit(start)?;
     let info = repo.commit(start)?;
-    let blob = blob_at(&repo, info.tree, path.rel())?.ok_or(repo.fail(GitReason::NoSuchPath))?;
+    let blob =
+        blob_at(&repo, info.tree, path.tree_rel())?.ok_or(repo.fail(GitReason::NoSuchPath))?;
     let bytes = repo.blob(blob, ws.limits().max_file_bytes)?;
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some() {
         return Err(WireError::BinaryFile);
@@ -151,7 +152,7 @@ pub fn run(
         truncation = stopped;
     }
     // The blamed version's text, redacted whole; lines end at `\n`.
-    let text = sources::redact_source_bytes(ws.redactor(), &bytes, &mut report);
+    let text = sources::redact_source_bytes(ws.redactor(), &bytes, &mut report, deadline.work());
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut groups: Vec<BlameGroup> = Vec::new();
     let mut commits: HashMap<ObjectId, Commit> = HashMap::new();
@@ -176,7 +177,7 @@ pub fn run(
         let commit = match commits.get(&origin.commit) {
             Some(c) => c.clone(),
             None => {
-                let c = describe(ws, &repo, origin.commit, &mut report)?;
+                let c = describe(ws, &repo, origin.commit, &mut report, deadline.work())?;
                 commits.insert(origin.commit, c.clone());
                 c
             }
@@ -206,9 +207,10 @@ fn describe(
     repo: &Repo,
     id: ObjectId,
     report: &mut RedactionReport,
+    work: &crate::work::Account,
 ) -> Result<Commit, WireError> {
     let info = repo.commit(id)?;
-    let message = sources::redact_source_bytes(ws.redactor(), &info.message, report);
+    let message = sources::redact_source_bytes(ws.redactor(), &info.message, report, work);
     Ok(Commit {
         commit: id.to_hex().to_string(),
         short: repo.short(id),

@@ -85,9 +85,10 @@ fn prepare_side<'a>(
     redactor: &Redactor,
     bytes: &'a [u8],
     report: &mut RedactionReport,
+    work: &crate::work::Account,
 ) -> Cow<'a, [u8]> {
     let mut side = RedactionReport::default();
-    let text = sources::redact_source_bytes(redactor, bytes, &mut side);
+    let text = sources::redact_source_bytes(redactor, bytes, &mut side, work);
     if side.count() == 0 {
         return Cow::Borrowed(bytes);
     }
@@ -104,10 +105,11 @@ fn prepare_sides<'a>(
     old: &'a [u8],
     new: &'a [u8],
     report: &mut RedactionReport,
+    work: &crate::work::Account,
 ) -> (Cow<'a, [u8]>, Cow<'a, [u8]>, bool) {
     let (a, b) = (
-        prepare_side(redactor, old, report),
-        prepare_side(redactor, new, report),
+        prepare_side(redactor, old, report, work),
+        prepare_side(redactor, new, report, work),
     );
     match (a, b) {
         (Cow::Borrowed(a), Cow::Borrowed(b)) => (Cow::Borrowed(a), Cow::Borrowed(b), false),
@@ -155,7 +157,7 @@ pub fn run(
             (index.clone(), New::WorkTree(index, stats))
         }
         (None, true) => (head_tree()?, New::Objects(repo.index(prefix, deadline)?)),
-        (Some(rev), staged) => match repo.resolve(rev)? {
+        (Some(rev), staged) => match repo.resolve(rev, ws.redactor())? {
             Spec::Include(id) => {
                 let (index, stats) = repo.index_with_stats(prefix, deadline)?;
                 let new = if staged {
@@ -247,6 +249,7 @@ fn compare(
         New::Objects(e) | New::WorkTree(e, _) => e,
     };
     let paths: BTreeSet<&String> = old.keys().chain(new_entries.keys()).collect();
+    let mut denied_roots: BTreeSet<&str> = BTreeSet::new();
     let mut changes = Vec::new();
     for (n, path) in paths.into_iter().enumerate() {
         if n.is_multiple_of(256) {
@@ -259,13 +262,15 @@ fn compare(
             New::Objects(_) => None,
         };
         let work = stats.is_some();
-        if !work && o == e {
+        if let Some(root) = ws.denylist().denied_root(path) {
+            // Never read, never named, never compared: counted by the
+            // denied directory or name it is under whenever it is in either
+            // side, changed or not, so that neither what a denied directory
+            // holds nor whether a denied file changed shows.
+            denied_roots.insert(root);
             continue;
         }
-        if ws.denylist().check_path(path).is_some() {
-            // Never read, never named; in the work tree it is not compared
-            // at all, so it is counted whenever it is tracked.
-            out.denied += 1;
+        if !work && o == e {
             continue;
         }
         let version = |x: Option<Entry>| {
@@ -322,6 +327,7 @@ fn compare(
             new: new_version,
         });
     }
+    out.denied = denied_roots.len() as u64;
     Ok(pair_renames(changes))
 }
 
@@ -428,7 +434,13 @@ fn render(
         let (before, after, redacted) = if binary {
             (Cow::Borrowed(raw_before), Cow::Borrowed(raw_after), false)
         } else {
-            prepare_sides(ws.redactor(), raw_before, raw_after, &mut out.report)
+            prepare_sides(
+                ws.redactor(),
+                raw_before,
+                raw_after,
+                &mut out.report,
+                deadline.work(),
+            )
         };
         let (before, after) = (before.as_ref(), after.as_ref());
         if out.next_path.is_some() {
@@ -474,11 +486,21 @@ fn render(
             rows.push(StatRow { name, change });
             continue;
         }
+        // A side redaction changed is not named by its blob id: the id is a
+        // hash of the raw content, against which a guessed value (a short
+        // PIN, a password from a list) could be checked offline.
+        let id = |v: &Version| {
+            if redacted {
+                String::new()
+            } else {
+                repo.short(v.id)
+            }
+        };
         let file = FileChange {
             old_path: Some(c.old_path.as_str()),
             new_path: Some(c.new_path.as_str()),
-            old: c.old.as_ref().map(|v| (v.mode, repo.short(v.id))),
-            new: c.new.as_ref().map(|v| (v.mode, repo.short(v.id))),
+            old: c.old.as_ref().map(|v| (v.mode, id(v))),
+            new: c.new.as_ref().map(|v| (v.mode, id(v))),
         };
         let mut section = patch::header(&file);
         let (mut a, mut d) = (0, 0);
@@ -632,7 +654,13 @@ mod tests {
         // read `caf\u{fffd}`, and the change would vanish.
         let (old, new) = (b"caf\xe9\n".as_slice(), b"caf\xe8\n".as_slice());
         let mut report = RedactionReport::default();
-        let (a, b, redacted) = prepare_sides(&Redactor::new(true), old, new, &mut report);
+        let (a, b, redacted) = prepare_sides(
+            &Redactor::new(true),
+            old,
+            new,
+            &mut report,
+            &crate::work::Account::default(),
+        );
         assert!(!redacted);
         assert_eq!((a.as_ref(), b.as_ref()), (old, new));
         assert_eq!(report.count(), 0);
@@ -642,7 +670,13 @@ mod tests {
     fn sides_with_a_credential_are_diffed_redacted_line_for_line() {
         let (old, new) = (key("abcdefghijklmnop"), key("qrstuvwxyzabcdef"));
         let mut report = RedactionReport::default();
-        let (a, b, redacted) = prepare_sides(&Redactor::new(true), &old, &new, &mut report);
+        let (a, b, redacted) = prepare_sides(
+            &Redactor::new(true),
+            &old,
+            &new,
+            &mut report,
+            &crate::work::Account::default(),
+        );
         assert!(redacted);
         assert_eq!(a, b, "the change lies inside the block");
         let text = String::from_utf8(a.into_owned()).unwrap();
@@ -654,7 +688,13 @@ mod tests {
         assert_eq!(report.count(), 2);
         // With redaction off, both sides are the raw bytes.
         let mut off = RedactionReport::default();
-        let (a, _, redacted) = prepare_sides(&Redactor::new(false), &old, &new, &mut off);
+        let (a, _, redacted) = prepare_sides(
+            &Redactor::new(false),
+            &old,
+            &new,
+            &mut off,
+            &crate::work::Account::default(),
+        );
         assert!(!redacted);
         assert_eq!(a.as_ref(), old.as_slice());
     }

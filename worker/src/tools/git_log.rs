@@ -35,7 +35,7 @@ pub fn run(
     let repo = git::open(ws, GitTool::Log, deadline)?;
     let (tips, hide) = match target.revision {
         None => (repo.head()?.into_iter().collect(), Vec::new()),
-        Some(rev) => match repo.resolve(rev)? {
+        Some(rev) => match repo.resolve(rev, ws.redactor())? {
             Spec::Include(id) => (vec![repo.peel_to_commit(id)?], Vec::new()),
             Spec::Exclude(_) => (Vec::new(), Vec::new()),
             Spec::Range { from, to } => (
@@ -94,7 +94,7 @@ pub fn run(
                 parsed.insert(*p, pinfo);
             }
         }
-        if !prefix.is_empty() && !touches(&repo, &info, &prefix)? {
+        if !prefix.is_empty() && !touches(ws, &repo, &info, &prefix, deadline)? {
             continue;
         }
         // A later page walks the same history in the same order and skips
@@ -106,7 +106,12 @@ pub fn run(
         // The message is redacted whole before its subject is cut from
         // it: a credential that starts in the first paragraph and ends in a
         // later one is seen whole.
-        let message = sources::redact_source_bytes(ws.redactor(), &info.message, &mut report);
+        let message = sources::redact_source_bytes(
+            ws.redactor(),
+            &info.message,
+            &mut report,
+            deadline.work(),
+        );
         let subject = git::subject(message.as_bytes());
         bytes += subject.len() + info.author.len() + 100;
         if bytes > ws.limits().git_bytes() {
@@ -131,16 +136,30 @@ pub fn run(
 }
 
 /// Whether `commit` changed `path`: its entry there differs from every
-/// parent's (a merge that keeps one parent's version is not shown, as git's
-/// default history simplification does not show it).
-fn touches(repo: &Repo, commit: &git::CommitInfo, path: &str) -> Result<bool, WireError> {
+/// parent's in something the denylist lets an answer show (a merge that
+/// keeps one parent's version is not shown, as git's default history
+/// simplification does not show it; a commit that changed only denied files
+/// beneath `path` is not shown either, or the history would tell when they
+/// changed).
+fn touches(
+    ws: &Workspace,
+    repo: &Repo,
+    commit: &git::CommitInfo,
+    path: &str,
+    deadline: &Deadline,
+) -> Result<bool, WireError> {
     let mine = repo.entry_at(commit.tree, path)?;
-    if commit.parents.is_empty() {
-        return Ok(mine.is_some());
-    }
-    for p in &commit.parents {
-        let theirs = repo.entry_at(repo.commit(*p)?.tree, path)?;
-        if theirs == mine {
+    let parents: Vec<Option<git::Entry>> = if commit.parents.is_empty() {
+        vec![None]
+    } else {
+        commit
+            .parents
+            .iter()
+            .map(|p| repo.entry_at(repo.commit(*p)?.tree, path))
+            .collect::<Result<_, _>>()?
+    };
+    for theirs in parents {
+        if !repo.visible_change(path, theirs, mine, ws.denylist(), deadline)? {
             return Ok(false);
         }
     }

@@ -48,7 +48,7 @@ pub fn run(
     let repo = git::open(ws, GitTool::Show, deadline)?;
     let id = match target.revision {
         None => repo.head()?.ok_or(repo.fail(GitReason::UnknownRevision))?,
-        Some(rev) => match repo.resolve(rev)? {
+        Some(rev) => match repo.resolve(rev, ws.redactor())? {
             Spec::Include(id) => id,
             _ => return Err(repo.fail(GitReason::WrongKind)),
         },
@@ -58,7 +58,8 @@ pub fn run(
     let mut report = RedactionReport::default();
     // The whole message, redacted as one text; the subject is cut from it.
     let message =
-        sources::redact_source_bytes(ws.redactor(), &info.message, &mut report).into_owned();
+        sources::redact_source_bytes(ws.redactor(), &info.message, &mut report, deadline.work())
+            .into_owned();
     let commit = Commit {
         commit: id.to_hex().to_string(),
         short: repo.short(id),
@@ -72,7 +73,7 @@ pub fn run(
         .map(|p| p.to_hex().to_string())
         .collect();
     let (shown, truncation) = match &target.path {
-        Some(path) => show_file(ws, &repo, &info, path, args, &mut report)?,
+        Some(path) => show_file(ws, &repo, &info, path, args, &mut report, deadline.work())?,
         None => show_commit(ws, &repo, &info, message, args, &mut report, deadline)?,
     };
     Ok(ToolOutput::GitShow(GitShowOutput {
@@ -145,12 +146,13 @@ fn show_file(
     path: &crate::fs::ContainedPath,
     args: &GitShowArgs,
     report: &mut RedactionReport,
+    work: &crate::work::Account,
 ) -> Result<(Shown, Option<Limit>), WireError> {
     if path.is_root() {
         return Err(WireError::NotAFile);
     }
     let entry = repo
-        .entry_at(info.tree, path.rel())?
+        .entry_at(info.tree, path.tree_rel())?
         .ok_or(repo.fail(GitReason::NoSuchPath))?;
     if entry.mode & 0o170000 == TREE || entry.mode == GITLINK {
         return Err(WireError::NotAFile);
@@ -161,7 +163,7 @@ fn show_file(
     }
     // The whole blob is redacted first; redaction keeps every line break,
     // so the redacted text has the raw text's lines.
-    let text = sources::redact_source_bytes(ws.redactor(), &bytes, report);
+    let text = sources::redact_source_bytes(ws.redactor(), &bytes, report, work);
     let lines = split_lines(&text);
     let total = lines.len() as u64;
     let start = args.start_line.unwrap_or(1).max(1);

@@ -137,7 +137,13 @@ pub fn run(
         staged_count,
         unstaged_count,
         untracked_count,
-        withheld_by_denylist: denied.len() as u64,
+        // Counted by the denied directory or name each path is under, so
+        // that what a denied directory holds does not show.
+        withheld_by_denylist: denied
+            .iter()
+            .filter_map(|p| ws.denylist().denied_root(p))
+            .collect::<BTreeSet<&str>>()
+            .len() as u64,
         truncation,
         entry_cap: ws.limits().max_git_entries,
     }))

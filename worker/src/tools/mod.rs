@@ -61,5 +61,5 @@ pub fn handle_until(ws: &Workspace, request: &Request, deadline: &Deadline) -> R
         Request::GitBlame(a) => git_blame::run(ws, a, deadline),
         Request::GitStatus(a) => git_status::run(ws, a, deadline),
     };
-    Response::Done(result)
+    Response::Done(result, deadline.work().total())
 }

@@ -123,7 +123,12 @@ pub fn run(
             open::read_for_scan(ws, path.rel(), OVERVIEW_MAX_FILE_BYTES)
                 .ok()
                 .and_then(|b| {
-                    let text = sources::redact_source_bytes(ws.redactor(), &b, &mut report);
+                    let text = sources::redact_source_bytes(
+                        ws.redactor(),
+                        &b,
+                        &mut report,
+                        deadline.work(),
+                    );
                     manifest::declares(name, &text)
                 })
         } else {

@@ -21,24 +21,23 @@
 //!
 //! # Redaction, and why search is no oracle
 //!
-//! A file is first searched as it is (invalid UTF-8 shown as U+FFFD): most
-//! files have no match and cost nothing more. A file with at least one match
-//! is redacted whole ([`crate::sources::redact_source`]) and searched again;
-//! its matches, counts, lines and context all come from that second search,
-//! which keeps a matching line only when one of its matches neither overlaps
-//! nor touches a `[redacted:…]` placeholder.
+//! Every file is redacted whole ([`crate::sources::redact_text`]) before the
+//! pattern is applied, and searched once, in its redacted form; a matching
+//! line is kept only when one of its matches neither overlaps nor touches
+//! a `[redacted:…]` placeholder.
 //!
-//! The answer is therefore a function of the redacted text alone. A kept
-//! match and the character on each side of it are not part of any
-//! placeholder, so they are unchanged raw text; the regex engine looks no
-//! further than one character beyond a match (no look-around, no
-//! back-references), so the raw text matches there too and the first search
-//! cannot have skipped a file the second would answer for. Two files that
-//! differ only in what their placeholders hide give the same answer, and
-//! probing a hidden value with prefix patterns learns nothing. A page's
-//! `skip` counts kept matches in the same order, so paging is a function of
-//! the redacted text as well.
+//! The answer is therefore a function of the redacted text alone: two files
+//! that differ only in what their placeholders hide give the same answer,
+//! and probing a hidden value with prefix patterns learns nothing. So is
+//! the work: which files are read, redacted and searched, and how many
+//! bytes each step takes, depends on the files and the request, never on
+//! whether the pattern would have matched inside a hidden value, so the
+//! time an answer takes tells nothing either (redaction's own cost depends
+//! on the text it judges, never on the pattern). A page's `skip` counts
+//! kept matches in the same order, so paging is a function of the redacted
+//! text as well.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -117,9 +116,10 @@ pub fn run(
                         max: keep,
                         deadline,
                     };
+                    // Globs read names as the answer shows them.
                     if let Some(g) = globs
-                        && !g.is_match(found.rel)
-                        && !g.is_match(found.name)
+                        && !g.is_match(ws.shown(found.rel).as_ref())
+                        && !g.is_match(ws.shown(found.name).as_ref())
                     {
                         return true;
                     }
@@ -247,7 +247,9 @@ struct Collected {
     /// each with what redacting that file replaced. The answer's redaction
     /// report is theirs: the files that hold the page's matches or the
     /// matches before it, whatever order the threads searched in.
-    files: BTreeMap<String, (Vec<SearchMatch>, RedactionReport)>,
+    /// Keyed by (the path as answers show it, the raw path): the answer's
+    /// order is that of the shown paths.
+    files: BTreeMap<(String, String), (Vec<SearchMatch>, RedactionReport)>,
     /// Matches found in total.
     total: u64,
     /// Matches currently kept.
@@ -256,6 +258,12 @@ struct Collected {
     skipped: SkipReasons,
     /// The deadline passed inside a large file.
     timed_out: bool,
+}
+
+/// A file's place in the answer: its path as answers show it, then its raw
+/// path (which orders only paths that are shown alike).
+fn key(ws: &Workspace, rel: &str) -> (String, String) {
+    (ws.shown(rel).into_owned(), rel.to_owned())
 }
 
 struct Results {
@@ -277,7 +285,7 @@ impl Results {
         }
     }
 
-    fn add(&self, rel: &str, hits: FileHits) {
+    fn add(&self, ws: &Workspace, rel: &str, hits: FileHits) {
         let Ok(mut c) = self.inner.lock() else { return };
         c.scanned += 1;
         c.total += hits.found;
@@ -290,7 +298,7 @@ impl Results {
             rel.clone_into(&mut m.path);
         }
         c.kept += matches.len() as u64;
-        c.files.insert(rel.to_owned(), (matches, hits.report));
+        c.files.insert(key(ws, rel), (matches, hits.report));
         // Drop the last files (in path order) that cannot be among the first
         // `max` matches.
         while let Some(last_len) = c.files.last_key_value().map(|(_, v)| v.0.len() as u64) {
@@ -311,7 +319,7 @@ impl Results {
     /// over here is one the finished search would have dropped. Only held
     /// matches decide it, and they come from redacted text: passing a file
     /// over reveals nothing of what a placeholder hides.
-    fn settled(&self, rel: &str) -> bool {
+    fn settled(&self, ws: &Workspace, rel: &str) -> bool {
         let Ok(c) = self.inner.lock() else {
             return false;
         };
@@ -319,7 +327,7 @@ impl Results {
             && c.total > c.kept
             && c.files
                 .last_key_value()
-                .is_some_and(|(last, _)| rel > last.as_str())
+                .is_some_and(|(last, _)| key(ws, rel) > *last)
     }
 
     fn into_inner(self) -> Collected {
@@ -417,14 +425,22 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
         Ok(opened) => opened,
         Err(why) => return results.skipped(why.into()),
     };
-    let settled = || results.settled(rel);
+    // A file that sorts after a full page, when one more match is already
+    // known, can only be dropped: it is not read at all. Only the matches
+    // held decide it, and they come from redacted text.
+    if results.settled(ws, rel) {
+        return results.add(ws, rel, FileHits::default());
+    }
     let want = Want {
         context,
         max,
-        settled: &settled,
+        work: deadline.work(),
     };
     let hits = if size > limit {
         // Larger than one answer may hold: searched page by page.
+        deadline
+            .work()
+            .read(usize::try_from(size).unwrap_or(usize::MAX));
         match large::scan(ws, file, matcher, searcher, &want, deadline) {
             Ok(hits) => hits,
             Err(why) => return results.skipped(why),
@@ -434,6 +450,7 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
             Ok(b) => b,
             Err(why) => return results.skipped(why.into()),
         };
+        deadline.work().read(bytes.len());
         if memchr::memchr(0, &bytes).is_some() {
             return results.skipped(walk::SkipReason::Binary);
         }
@@ -442,7 +459,7 @@ fn scan_file(scan: &Scan<'_>, rel: &str, searcher: &mut Searcher, results: &Resu
             None => return results.skipped(walk::SkipReason::Unreadable),
         }
     };
-    results.add(rel, hits);
+    results.add(ws, rel, hits);
 }
 
 /// Which lines of a searched text are answered for, and what file lines
@@ -476,10 +493,8 @@ pub(super) struct Want<'a> {
     pub(super) context: usize,
     /// Matches kept.
     pub(super) max: usize,
-    /// Asked once the text is known to match, before it is redacted:
-    /// whether nothing in it can change the answer any more
-    /// ([`Results::settled`]).
-    pub(super) settled: &'a dyn Fn() -> bool,
+    /// The request's work account.
+    pub(super) work: &'a crate::work::Account,
 }
 
 /// What searching one file gave.
@@ -495,9 +510,8 @@ pub(super) struct FileHits {
     pub(super) timed_out: bool,
 }
 
-/// Search `bytes` for the lines `span` answers for: first as it is, and
-/// when something matches, again over the text redacted whole (see the
-/// module docs). `None` if the searcher failed.
+/// Search `bytes` for the lines `span` answers for, over the text redacted
+/// whole (see the module docs). `None` if the searcher failed.
 pub(super) fn search_text(
     ws: &Workspace,
     bytes: &[u8],
@@ -506,56 +520,40 @@ pub(super) fn search_text(
     searcher: &mut Searcher,
     want: &Want<'_>,
 ) -> Option<FileHits> {
-    let &Want {
-        context,
-        max,
-        settled,
-    } = want;
+    let &Want { context, max, work } = want;
     let redactor = ws.redactor();
-    // With redaction on, both searches read the text as every tool shows it
-    // (U+FFFD for invalid UTF-8), so the first one sees what the second does
-    // wherever no placeholder is.
-    let shown = if redactor.enabled() {
-        crate::sources::decode(bytes)
+    // Redaction is decided on the whole text before the pattern is looked
+    // at, whatever the pattern: the work done for a file, and so the time
+    // it takes, depends on the file alone, never on whether the pattern
+    // matches inside a value a placeholder hides.
+    let mut report = RedactionReport::default();
+    let text: Cow<'_, [u8]> = if redactor.enabled() {
+        match crate::sources::decode(bytes) {
+            Cow::Borrowed(shown) => {
+                match sources::redact_text(redactor, shown, &mut report, work) {
+                    Cow::Borrowed(_) => Cow::Borrowed(bytes),
+                    Cow::Owned(redacted) => Cow::Owned(redacted.into_bytes()),
+                }
+            }
+            Cow::Owned(shown) => Cow::Owned(
+                sources::redact_text(redactor, &shown, &mut report, work)
+                    .into_owned()
+                    .into_bytes(),
+            ),
+        }
     } else {
-        std::borrow::Cow::Borrowed("")
+        Cow::Borrowed(bytes)
     };
-    let first: &[u8] = if redactor.enabled() {
-        shown.as_bytes()
-    } else {
-        bytes
-    };
+    let text: &[u8] = &text;
     let mut sink = Collect {
         lines: Vec::new(),
         found: 0,
         max,
         answered: span.answered.clone(),
-        clear_of_placeholders: None,
+        clear_of_placeholders: (report.count() > 0).then_some(matcher),
     };
-    searcher.search_slice(matcher, first, &mut sink).ok()?;
-    if sink.found > 0 && settled() {
-        // Its matches could only be dropped: neither redacted nor searched
-        // again, and it gives nothing, as a file without a match does.
-        return Some(FileHits::default());
-    }
-    let mut report = RedactionReport::default();
-    let redacted;
-    let text: &[u8] = if sink.found > 0 && redactor.enabled() {
-        redacted = sources::redact_source(redactor, &shown, &mut report);
-        sink = Collect {
-            lines: Vec::new(),
-            found: 0,
-            max,
-            answered: span.answered.clone(),
-            clear_of_placeholders: Some(matcher),
-        };
-        searcher
-            .search_slice(matcher, redacted.as_bytes(), &mut sink)
-            .ok()?;
-        redacted.as_bytes()
-    } else {
-        first
-    };
+    work.searched(text.len());
+    searcher.search_slice(matcher, text, &mut sink).ok()?;
     let starts = if context > 0 && !sink.lines.is_empty() {
         line_starts(text)
     } else {
@@ -579,8 +577,7 @@ pub(super) fn search_text(
             }
         })
         .collect();
-    // The report counts a file only when it is answered for: whether the
-    // first search matched raw text must not show through it either.
+    // The report counts a file only when it is answered for.
     if sink.found == 0 {
         report = RedactionReport::default();
     }
