@@ -201,6 +201,7 @@ fn canonical_strings(v: &mut Value, ids: &[String], labels: &mut HashMap<String,
                 Regex::new(r"(untrusted-[a-z-]+ id=)[0-9a-f]{16}").expect("nonce pattern")
             });
             let text = nonce.replace_all(s, "${1}NONCE");
+            let text = cursors(&text);
             let hex = HEX.get_or_init(|| Regex::new(r"\b[0-9a-f]{7,40}\b").expect("hex pattern"));
             let out = hex.replace_all(&text, |c: &regex::Captures<'_>| {
                 let run = &c[0];
@@ -227,6 +228,30 @@ fn canonical_strings(v: &mut Value, ids: &[String], labels: &mut HashMap<String,
         }
         _ => {}
     }
+}
+
+/// `text` with every paging cursor replaced by `<cursor@POSITION>`. A
+/// cursor is the fingerprint of its query's arguments and a position; the
+/// fingerprint differs between two workspaces exactly when the arguments do
+/// (a commit named by its id), and the position is what the answer tells.
+fn cursors(text: &str) -> String {
+    use base64::Engine as _;
+    static CURSOR: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = CURSOR.get_or_init(|| {
+        Regex::new(r"(^|[^A-Za-z0-9_-])([A-Za-z0-9_-]{23})($|[^A-Za-z0-9_-])").expect("cursor")
+    });
+    re.replace_all(text, |c: &regex::Captures<'_>| {
+        let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&c[2]);
+        match decoded {
+            Ok(bytes) if bytes.len() == 17 && bytes[0] == 1 => {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&bytes[9..17]);
+                format!("{}<cursor@{}>{}", &c[1], u64::from_le_bytes(word), &c[3])
+            }
+            _ => c[0].to_owned(),
+        }
+    })
+    .into_owned()
 }
 
 /// `params` with `{commit:N:L}` and `{object:SPEC:L}` replaced by the

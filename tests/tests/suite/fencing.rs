@@ -405,7 +405,8 @@ fn every_file_content_result_is_flagged_and_assessed_also_when_empty() {
             assert!(FILE_CONTENT_TOOLS.iter().any(|(t, _)| *t == tool));
         }
     }
-    // And the tools that return no file text carry neither member.
+    // The tools that return no file text have no fence, but their names
+    // are assessed like content.
     for (tool, args) in [
         ("list_directory", json!({"path": "."})),
         ("project_overview", json!({})),
@@ -413,7 +414,7 @@ fn every_file_content_result_is_flagged_and_assessed_also_when_empty() {
         let (line, r) = call_line(&mut m, tool, args);
         let s = &r["structuredContent"];
         assert!(s.get("untrusted_content").is_none(), "{tool}: {line}");
-        assert!(s.get("content_assessment").is_none(), "{tool}: {line}");
+        assert_eq!(s["content_assessment"]["level"], "none", "{tool}: {line}");
         assert_eq!(r["content"].as_array().unwrap().len(), 1, "{tool}: {line}");
     }
 }

@@ -7,6 +7,7 @@ mod completeness; // every cut answer names the limit that stopped it (stopped_b
 mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)
 mod containment; // traversal shapes, absolute paths, NUL, percent-encoding, no leaks
 mod denylist; // credential files at any depth and case, deny_extra, listings never name them
+mod differential; // generated pairs of workspaces that differ only in denied content and redacted values: every tool, resources and completion answer alike and do the same work
 mod docs; // every example of moat's output and answers in README.md and docs/ checked against the binary (marked blocks, none unmarked), editor snippets started as the editor would, grace periods against the drain bound
 mod errors; // envelope errors and their ids, -32601, -32602 naming the field, no internal detail
 mod fencing; // fence shape, nonces, hostile content and names, empty results, scoring end to end

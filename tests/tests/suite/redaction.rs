@@ -155,13 +155,19 @@ fn redaction(result: &Value) -> (bool, u64, Vec<String>) {
 
 #[track_caller]
 fn assert_named(result: &Value, rule: &str, what: &str) {
-    let (applied, count, rules) = redaction(result);
-    assert!(applied && count >= 1, "{what}: nothing reported: {result}");
-    assert_eq!(rules, vec![rule.to_owned()], "{what}: {result}");
+    assert_reported(result, rule, what);
     assert!(
         result.to_string().contains(&format!("[redacted:{rule}]")),
         "{what}: no token for {rule}: {result}"
     );
+}
+
+/// The result's redaction report names `rule`, and only it.
+#[track_caller]
+fn assert_reported(result: &Value, rule: &str, what: &str) {
+    let (applied, count, rules) = redaction(result);
+    assert!(applied && count >= 1, "{what}: nothing reported: {result}");
+    assert_eq!(rules, vec![rule.to_owned()], "{what}: {result}");
 }
 
 /// A workspace with one file per rule, committed one by one (subject and
@@ -217,7 +223,10 @@ fn every_rule_is_redacted_from_read_file_search_code_and_find_symbol() {
                 "{what}: {line}"
             );
             assert_absent(&line, &p.secret, &what);
-            assert_named(&r, p.rule, &what);
+            // The file is parsed redacted: where a placeholder leaves the
+            // line unparseable, the pattern's signature stops before it, so
+            // only the report names the rule.
+            assert_reported(&r, p.rule, &what);
 
             // A search decides on the whole file before cutting lines from
             // it, so a private-key block is judged here too, through its

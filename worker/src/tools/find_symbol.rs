@@ -98,7 +98,10 @@ pub fn run(
         deadline.work().searched(text.len());
         let found = query.find_in_source_until(lang, rel, &text, Some(deadline.instant()));
         let Ok(mut a) = acc.lock() else { return false };
-        a.report.merge(&report);
+        // The report counts a file only when it is answered for.
+        if !found.definitions.is_empty() {
+            a.report.merge(&report);
+        }
         a.scanned += 1;
         if found.timed_out {
             a.timed_out = true;

@@ -26,6 +26,7 @@
 //! The path is resolved as `read_file` resolves it (containment, then the
 //! denylist), so a denied file is refused with the same `denied_path`.
 
+use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use gix::ObjectId;
@@ -260,9 +261,13 @@ fn walk(
             }
         }
     };
-    let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+    // Newest first, ties in the order queued: never by object id, a hash of
+    // the commit's content.
+    let mut queue: BinaryHeap<(i64, Reverse<u64>, ObjectId)> = BinaryHeap::new();
+    let mut queued = 0u64;
     let mut suspects: HashMap<ObjectId, Suspect> = HashMap::new();
-    queue.push((repo.commit(start)?.committed, start));
+    queue.push((repo.commit(start)?.committed, Reverse(queued), start));
+    queued += 1;
     suspects.insert(
         start,
         Suspect {
@@ -272,7 +277,7 @@ fn walk(
     );
     let mut walked = 0u64;
     let mut stopped = None;
-    while let Some((_, id)) = queue.pop() {
+    while let Some((_, _, id)) = queue.pop() {
         if walked >= MAX_BLAME_COMMITS {
             stopped = Some(Limit::Commits);
             break;
@@ -313,7 +318,8 @@ fn walk(
                 continue;
             }
             let entry = suspects.entry(*parent).or_insert_with(|| {
-                queue.push((pinfo.committed, *parent));
+                queue.push((pinfo.committed, Reverse(queued), *parent));
+                queued += 1;
                 Suspect {
                     blob: pblob,
                     spans: Vec::new(),

@@ -7,6 +7,7 @@
 //! the message after the whole message is redacted
 //! ([`crate::sources::redact_source_bytes`]).
 
+use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
@@ -61,21 +62,26 @@ pub fn run(
     let mut commits = Vec::new();
     let mut bytes = 0usize;
     let mut report = RedactionReport::default();
-    // Commits queued by committer time; each is parsed once, when queued.
-    let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+    // Commits queued by committer time, ties in the order they were queued
+    // (as `git log` breaks them): never by object id, which is a hash of
+    // the commit's content and would order equal-time commits by what they
+    // hold. Each commit is parsed once, when queued.
+    let mut queue: BinaryHeap<(i64, Reverse<u64>, ObjectId)> = BinaryHeap::new();
+    let mut queued = 0u64;
     let mut parsed: HashMap<ObjectId, git::CommitInfo> = HashMap::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     for tip in tips {
         if !hidden.contains(&tip) && seen.insert(tip) {
             let info = repo.commit(tip)?;
-            queue.push((info.committed, tip));
+            queue.push((info.committed, Reverse(queued), tip));
+            queued += 1;
             parsed.insert(tip, info);
         }
     }
     let mut stopped_by = Vec::new();
     let skip = args.skip.min(moat_protocol::limits::MAX_PAGED_ITEMS);
     let mut skipped = 0u64;
-    while let Some((_, id)) = queue.pop() {
+    while let Some((_, _, id)) = queue.pop() {
         check_deadline(deadline)?;
         deadline.file_seen();
         if commits.len() >= limit {
@@ -90,7 +96,8 @@ pub fn run(
         for p in &info.parents {
             if !hidden.contains(p) && seen.insert(*p) {
                 let pinfo = repo.commit(*p)?;
-                queue.push((pinfo.committed, *p));
+                queue.push((pinfo.committed, Reverse(queued), *p));
+                queued += 1;
                 parsed.insert(*p, pinfo);
             }
         }
