@@ -10,7 +10,8 @@
 # rg -n and moat's search_code over stdio, interleaved. See bench/README.md.
 #
 # Environment: BENCH_CACHE, REPS (default 11), RG (a ripgrep binary),
-# MOAT_SANDBOX__MODE (confined | in-process; default confined).
+# MOAT_SANDBOX__MODE (confined | in-process; default confined), MOAT_ALT (an
+# earlier moat binary timed interleaved with this one: prints moat/alt).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -64,4 +65,4 @@ moat=$repo/target/release/moat
 
 echo "machine   $(uname -srm); $(nproc) cpus; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "tree      $(find "$tree" -type f | wc -l) files, $(du -sh "$tree" | cut -f1)"
-exec python3 "$here/search_driver.py" --moat "$moat" --rg "$rg" --tree "$tree" --reps "$reps"
+exec python3 "$here/search_driver.py" --moat "$moat" --rg "$rg" --tree "$tree" --reps "$reps" ${MOAT_ALT:+--moat-alt "$MOAT_ALT"}

@@ -142,6 +142,8 @@ def main():
     ap.add_argument("--tree", required=True)
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--max-results", type=int, default=500)
+    ap.add_argument("--moat-alt", help="an earlier moat binary, timed interleaved "
+                    "with --moat on every pattern (prints moat/alt)")
     a = ap.parse_args()
 
     env = {
@@ -153,11 +155,14 @@ def main():
         "MOAT_OBSERVABILITY__LOG_LEVEL": "warning",
     }
     m = Moat(a.moat, a.tree, env)
+    alt = Moat(a.moat_alt, a.tree, env) if a.moat_alt else None
     rg_version = subprocess.run([a.rg, "--version"], stdout=subprocess.PIPE,
                                 text=True).stdout.splitlines()[0]
     print(f"tree      {a.tree}")
     print(f"ripgrep   {rg_version} ({a.rg})")
     print(f"moat      {a.moat} (mode {env['MOAT_SANDBOX__MODE']}), max_results {a.max_results}")
+    if alt:
+        print(f"moat-alt  {a.moat_alt} (same settings, timed interleaved)")
     print(f"reps      {a.reps} each, alternating rg -c, rg -n, moat; medians in ms, [q1, q3]")
     print(f"cpus      {os.cpu_count()}")
     print()
@@ -178,6 +183,8 @@ def main():
         args = {"pattern": pattern, "regex": regex, "case_sensitive": cs,
                 "max_results": a.max_results}
         m.call("search_code", args)
+        if alt:
+            alt.call("search_code", args)
         run_rg(rg_argv(a.rg, a.tree, pattern, regex, cs, True))
 
     header = (f"{'pattern':<24} {'rg -c':>16} {'rg -n':>16} {'moat':>16} "
@@ -187,7 +194,7 @@ def main():
     for label, pattern, regex, cs in PATTERNS:
         args = {"pattern": pattern, "regex": regex, "case_sensitive": cs,
                 "max_results": a.max_results}
-        t_rgc, t_rgn, t_moat = [], [], []
+        t_rgc, t_rgn, t_moat, t_alt = [], [], [], []
         lines = files = 0
         for _ in range(a.reps):
             dt, _, out = run_rg(rg_argv(a.rg, a.tree, pattern, regex, cs, True))
@@ -198,6 +205,12 @@ def main():
             dt, sc = m.call("search_code", args)
             t_moat.append(dt)
             files = sc["files_scanned"]
+            if alt:
+                dt, asc = alt.call("search_code", args)
+                t_alt.append(dt)
+                if asc["match_count"] != sc["match_count"]:
+                    sys.exit(f"moat and moat-alt disagree on {pattern!r}: "
+                             f"{sc['match_count']} vs {asc['match_count']} matches")
         med = {k: statistics.median(v) * 1000 for k, v in
                (("c", t_rgc), ("n", t_rgn), ("m", t_moat))}
         fmt = lambda xs: "{:6.1f} [{:.0f},{:.0f}]".format(
@@ -208,7 +221,12 @@ def main():
         print(f"  pattern {pattern!r} regex={regex} case_sensitive={cs}; "
               f"moat matches {sc['match_count']} truncated={sc['truncated']} "
               f"skipped={sc['files_skipped']}")
+        if alt:
+            print(f"  moat-alt {fmt(t_alt)} ms; moat/alt "
+                  f"{med['m'] / (statistics.median(t_alt) * 1000):.2f}x")
     m.close()
+    if alt:
+        alt.close()
 
 
 if __name__ == "__main__":

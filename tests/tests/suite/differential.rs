@@ -22,8 +22,8 @@
 //! labels (`moat_tests::pair::canonical`); the audit trail's `work` of each
 //! call is compared as it is.
 //!
-//! `MOAT_DIFFERENTIAL_SEEDS` (comma-separated) chooses the seeds; CI runs
-//! the default ones.
+//! `MOAT_DIFFERENTIAL_SEEDS` (comma-separated numbers) chooses which pairs
+//! are generated; CI runs the default ones.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
