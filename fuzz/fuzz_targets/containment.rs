@@ -152,6 +152,7 @@ fn build() -> std::io::Result<Fixture> {
             allow_hard_links: false,
             deny_extra: vec![],
             redact: true,
+            inside_repository: false,
             sandbox: SandboxRequest::ProcessOnly,
         })
     };

@@ -26,6 +26,11 @@ pub struct WorkerInit {
     /// decides on each whole raw source, then cuts lines, excerpts and
     /// context from the redacted text (the broker redacts everything again).
     pub redact: bool,
+    /// The workspace root lies inside a git repository whose `.git` is
+    /// above it (found by the broker, which may look outside the
+    /// workspace): `.gitignore` files apply from the root down, as they
+    /// would in the repository.
+    pub inside_repository: bool,
     /// What confinement the worker must reach before serving.
     pub sandbox: SandboxRequest,
 }
@@ -130,6 +135,9 @@ pub struct SearchCodeArgs {
     pub max_results: u32,
     /// Honour `.gitignore`/`.ignore` files.
     pub respect_gitignore: bool,
+    /// Walk the generated and vendored trees (`target`, `build`,
+    /// `vendor`, `node_modules`, …) too.
+    pub include_generated: bool,
     /// Matches of the whole answer already given in earlier pages (decoded
     /// by the broker from a cursor it issued; at most
     /// [`crate::limits::MAX_PAGED_ITEMS`]).
@@ -194,6 +202,11 @@ pub struct FindSymbolArgs {
     pub kind: Option<SymbolKind>,
     /// Exact name match (else case-insensitive substring).
     pub exact: bool,
+    /// Honour `.gitignore`/`.ignore` files.
+    pub respect_gitignore: bool,
+    /// Walk the generated and vendored trees (`target`, `build`,
+    /// `vendor`, `node_modules`, …) too.
+    pub include_generated: bool,
     /// Definitions of the whole answer already given in earlier pages (from
     /// a cursor; at most [`crate::limits::MAX_PAGED_ITEMS`]).
     #[serde(default)]
@@ -205,6 +218,11 @@ pub struct FindSymbolArgs {
 pub struct ProjectOverviewArgs {
     /// Directory to survey.
     pub path: String,
+    /// Honour `.gitignore`/`.ignore` files.
+    pub respect_gitignore: bool,
+    /// Walk the generated and vendored trees (`target`, `build`,
+    /// `vendor`, `node_modules`, …) too.
+    pub include_generated: bool,
 }
 
 /// Arguments of `git_log`.
@@ -248,6 +266,9 @@ pub struct FindFilesArgs {
     pub name: Option<String>,
     /// Honour `.gitignore`/`.ignore` files.
     pub respect_gitignore: bool,
+    /// Walk the generated and vendored trees (`target`, `build`,
+    /// `vendor`, `node_modules`, …) too.
+    pub include_generated: bool,
     /// Most paths wanted in this page (already capped by the broker).
     pub max_results: u32,
     /// Paths of the whole answer already given in earlier pages (decoded
@@ -289,6 +310,11 @@ pub struct FindReferencesArgs {
     pub path: String,
     /// Globs a file must match (relative path or base name); empty = all.
     pub file_globs: Vec<String>,
+    /// Honour `.gitignore`/`.ignore` files.
+    pub respect_gitignore: bool,
+    /// Walk the generated and vendored trees (`target`, `build`,
+    /// `vendor`, `node_modules`, …) too.
+    pub include_generated: bool,
     /// Most references wanted in this page (already capped by the broker).
     pub max_results: u32,
     /// References of the whole answer already given in earlier pages

@@ -44,6 +44,7 @@
 //!     allow_hard_links: false,
 //!     deny_extra: vec![],
 //!     redact: true,
+//!     inside_repository: false,
 //!     sandbox: SandboxRequest::ProcessOnly,
 //! };
 //! let ws = Workspace::open(&init).unwrap();

@@ -22,6 +22,7 @@ pub fn worker_init(config: &Config) -> WorkerInit {
         allow_hard_links: config.sandbox.allow_hard_links,
         deny_extra: config.sandbox.deny_extra.clone(),
         redact: config.security.redact_secrets,
+        inside_repository: inside_repository(&config.sandbox.workspace),
         // Workers run only in confined mode, and there confinement is not
         // negotiable: on a kernel without Landlock the worker exits 76 and
         // the broker reports it. The in-process fallback for such kernels is
@@ -29,6 +30,18 @@ pub fn worker_init(config: &Config) -> WorkerInit {
         // quietly starting unconfined workers here.
         sandbox: SandboxRequest::Confined,
     }
+}
+
+/// Whether a strict ancestor of `workspace` holds `.git` (a directory, or
+/// the file a linked worktree or submodule has): the workspace is then part
+/// of a repository, and ignore files apply in it as they do in the
+/// repository. The ancestors are looked at here, before any worker starts,
+/// because a worker is confined to the workspace.
+fn inside_repository(workspace: &std::path::Path) -> bool {
+    workspace
+        .ancestors()
+        .skip(1)
+        .any(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
 }
 
 /// Why the executor a configuration asks for cannot be started.

@@ -93,6 +93,7 @@ fn search_code(name: &str, line: &str) -> (Request, ToolOutput) {
             context_lines: 1,
             max_results: 10,
             respect_gitignore: true,
+            include_generated: false,
             skip: 0,
         }),
         ToolOutput::SearchCode(SearchCodeOutput {
@@ -122,6 +123,8 @@ fn find_symbol(name: &str, signature: &str) -> (Request, ToolOutput) {
             path: ".".into(),
             kind: None,
             exact: true,
+            respect_gitignore: true,
+            include_generated: false,
             skip: 0,
         }),
         ToolOutput::FindSymbol(FindSymbolOutput {

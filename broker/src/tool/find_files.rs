@@ -12,7 +12,10 @@ use super::render::{
     cut_fields, display, listing, more_line, next_cursor, notes, obj, plural, skipped_json,
     skipped_notes,
 };
-use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
+use super::schema::{
+    cursor_schema, include_generated_schema, path_schema, respect_gitignore_schema, scalars,
+    skipped_reasons_schema,
+};
 use super::{Args, ITEM, Spec};
 use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
@@ -38,7 +41,8 @@ fn input() -> Value {
         "glob": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS, "description": "Glob the relative path or the base name must match (* also crosses /, **, {a,b}). Default: any."},
         "name": {"type": "string", "minLength": 1, "maxLength": limits::MAX_SYMBOL_CHARS, "description": "Case-insensitive substring the base name must contain. Default: any."},
         "path": path_schema("Directory to search beneath. Default: the root."),
-        "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."},
+        "respect_gitignore": respect_gitignore_schema(),
+        "include_generated": include_generated_schema(),
         "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most paths in this page (capped by the server). Default: the server's cap."},
         "cursor": cursor_schema()
     })
@@ -65,6 +69,7 @@ fn to_request(a: &Args<'_>, caps: &limits::Limits) -> Request {
         glob: a.str("glob"),
         name: a.str("name"),
         respect_gitignore: a.bool("respect_gitignore", true),
+        include_generated: a.bool("include_generated", false),
         max_results: a.capped(
             "max_results",
             caps.max_search_results,

@@ -12,7 +12,10 @@ use super::render::{
     cut_fields, display, fenced, more_line, next_cursor, notes, obj, plural, skipped_json,
     skipped_notes,
 };
-use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
+use super::schema::{
+    cursor_schema, include_generated_schema, path_schema, respect_gitignore_schema, scalars,
+    skipped_reasons_schema,
+};
 use super::{Args, IDENTIFIER_PATTERN, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 use crate::content::{FenceText, Rendered};
@@ -42,6 +45,8 @@ fn input() -> Value {
         "path": path_schema("Directory or file to search. Default: the root."),
         "file_glob": {"type": "array", "maxItems": limits::MAX_GLOBS, "items": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS}, "description": "Only files matching one of these globs (against the relative path or the base name)."},
         "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most references in this page (capped by the server). Default: the server's cap."},
+        "respect_gitignore": respect_gitignore_schema(),
+        "include_generated": include_generated_schema(),
         "cursor": cursor_schema()
     })
 }
@@ -67,6 +72,8 @@ fn to_request(a: &Args<'_>, caps: &limits::Limits) -> Request {
         identifier: a.str("identifier").unwrap_or_default(),
         path: a.path(),
         file_globs: a.strings("file_glob"),
+        respect_gitignore: a.bool("respect_gitignore", true),
+        include_generated: a.bool("include_generated", false),
         max_results: a.capped(
             "max_results",
             caps.max_search_results,

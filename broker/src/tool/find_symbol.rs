@@ -12,7 +12,10 @@ use super::render::{
     fenced, limit_notes, method_str, notes, obj, page_cursor, plural, skipped_json, skipped_notes,
     stopped_json, walk_last_line,
 };
-use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
+use super::schema::{
+    cursor_schema, include_generated_schema, path_schema, respect_gitignore_schema, scalars,
+    skipped_reasons_schema,
+};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 use crate::content::{FenceText, Rendered};
@@ -43,6 +46,8 @@ fn input() -> Value {
         "path": path_schema("Directory or file to search. Default: the root."),
         "kind": {"type": "string", "enum": ["class", "function", "method", "variable", "type", "binding", "any"], "description": "Only definitions of this kind. Default any."},
         "exact": {"type": "boolean", "description": "Exact name (default true); false for a case-insensitive substring."},
+        "respect_gitignore": respect_gitignore_schema(),
+        "include_generated": include_generated_schema(),
         "cursor": cursor_schema()
     })
 }
@@ -78,6 +83,8 @@ fn to_request(a: &Args<'_>, _caps: &limits::Limits) -> Request {
         path: a.path(),
         kind: a.str("kind").and_then(|k| SymbolKind::parse(&k)),
         exact: a.bool("exact", true),
+        respect_gitignore: a.bool("respect_gitignore", true),
+        include_generated: a.bool("include_generated", false),
         skip: 0,
     })
 }

@@ -8,8 +8,13 @@ use moat_protocol::limits;
 use moat_protocol::request::{ProjectOverviewArgs, Request};
 use moat_protocol::response::{Declares, Limit, ProjectOverviewOutput};
 
-use super::render::{display, listing, obj, plural, stopped_json, walk_last_line};
-use super::schema::{path_schema, scalars};
+use super::render::{
+    display, listing, obj, plural, skipped_json, skipped_notes, stopped_json, walk_last_line,
+};
+use super::schema::{
+    include_generated_schema, path_schema, respect_gitignore_schema, scalars,
+    skipped_reasons_schema,
+};
 use super::{Args, ITEM, Spec};
 use crate::content::Rendered;
 use crate::content::fence::{show_name, structured_name};
@@ -29,13 +34,18 @@ pub(super) const SPEC: Spec = Spec {
 };
 
 fn input() -> Value {
-    json!({"path": path_schema("Directory to survey. Default: the root.")})
+    json!({
+        "path": path_schema("Directory to survey. Default: the root."),
+        "respect_gitignore": respect_gitignore_schema(),
+        "include_generated": include_generated_schema()
+    })
 }
 
 fn output() -> Value {
     let (int, boolean, string, strings) = scalars();
     json!({
         "path": string, "total_files": int, "total_bytes": int,
+        "skipped_reasons": skipped_reasons_schema(),
         "languages": {"type": "array", "items": {
             "type": "object", "additionalProperties": false,
             "required": ["bytes", "files", "language", "lines"],
@@ -56,7 +66,11 @@ fn output() -> Value {
 }
 
 fn to_request(a: &Args<'_>, _caps: &limits::Limits) -> Request {
-    Request::ProjectOverview(ProjectOverviewArgs { path: a.path() })
+    Request::ProjectOverview(ProjectOverviewArgs {
+        path: a.path(),
+        respect_gitignore: a.bool("respect_gitignore", true),
+        include_generated: a.bool("include_generated", false),
+    })
 }
 
 /// About how many bytes of text rendering `o` reads.
@@ -74,8 +88,11 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
         o.version_control
     );
     if !o.languages.is_empty() {
-        let langs: Vec<String> = o
-            .languages
+        // Ordered by lines (what a reader spends time on), every language
+        // named: the first ones with their figures, the rest by name.
+        let mut by_lines: Vec<_> = o.languages.iter().collect();
+        by_lines.sort_by(|a, b| b.lines.cmp(&a.lines).then(a.language.cmp(&b.language)));
+        let mut langs: Vec<String> = by_lines
             .iter()
             .take(8)
             .map(|l| {
@@ -87,6 +104,10 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
                 )
             })
             .collect();
+        if by_lines.len() > 8 {
+            let rest: Vec<&str> = by_lines[8..].iter().map(|l| l.language.as_str()).collect();
+            langs.push(format!("and {} more: {}", rest.len(), rest.join(", ")));
+        }
         let _ = write!(summary, "\nLanguages: {}.", langs.join(", "));
     }
     if !o.manifests.is_empty() {
@@ -107,6 +128,20 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
         let _ = write!(summary, "\nEntry points: {}.", eps.join(", "));
     }
     let _ = write!(summary, "\nTest files: {}.", o.test_files);
+    if !o.largest_files.is_empty() {
+        let largest: Vec<String> = o
+            .largest_files
+            .iter()
+            .take(5)
+            .map(|f| format!("{} ({} bytes)", show_name(&f.path), f.size_bytes))
+            .collect();
+        let _ = write!(summary, "\nLargest files: {}.", largest.join(", "));
+    }
+    let mut n = Vec::new();
+    skipped_notes(&o.skipped_reasons, &mut n);
+    for note in n {
+        let _ = write!(summary, "\n{note}.");
+    }
     if o.stopped_by.contains(&Limit::Files) {
         let _ = write!(
             summary,
@@ -139,6 +174,7 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
             "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
             "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
             "version_control": o.version_control, "timed_out": o.timed_out,
+            "skipped_reasons": skipped_json(&o.skipped_reasons),
             "truncated": !o.stopped_by.is_empty(), "stopped_by": stopped_json(&o.stopped_by)
         })),
     )

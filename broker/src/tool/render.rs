@@ -48,6 +48,28 @@ pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
 /// The notes for files a walking tool skipped: nothing it met goes
 /// uncounted, and the reason is given.
 pub(crate) fn skipped_notes(r: &SkipReasons, n: &mut Vec<String>) {
+    let pruned: Vec<String> = [
+        (
+            r.ignored,
+            "ignored by .gitignore/.ignore (respect_gitignore: false walks them)",
+        ),
+        (
+            r.generated,
+            "generated or vendored directories (include_generated: true walks them)",
+        ),
+        (r.denied, "covered by the denylist"),
+    ]
+    .iter()
+    .filter(|(c, _)| *c > 0)
+    .map(|(c, w)| format!("{c} {w}"))
+    .collect();
+    if !pruned.is_empty() {
+        n.push(format!(
+            "{} not walked: {}",
+            plural(r.not_walked(), "entry", "entries"),
+            pruned.join("; ")
+        ));
+    }
     let content = r.binary + r.too_large + r.hard_link;
     if content > 0 {
         n.push(format!(
@@ -121,6 +143,9 @@ pub(crate) fn skipped_json(r: &SkipReasons) -> Value {
         ("binary", r.binary),
         ("too_large", r.too_large),
         ("hard_link", r.hard_link),
+        ("ignored", r.ignored),
+        ("generated", r.generated),
+        ("denied", r.denied),
     ] {
         if v > 0 {
             m.insert(k.into(), Value::from(v));

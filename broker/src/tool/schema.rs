@@ -32,6 +32,22 @@ pub(super) fn cursor_schema() -> Value {
     })
 }
 
+/// A walking tool's `respect_gitignore` argument.
+pub(super) fn respect_gitignore_schema() -> Value {
+    json!({
+        "type": "boolean",
+        "description": "Skip what .gitignore files (inside a git repository) and .ignore files exclude. Default true. A path named in `path` is walked even when ignored."
+    })
+}
+
+/// A walking tool's `include_generated` argument.
+pub(super) fn include_generated_schema() -> Value {
+    json!({
+        "type": "boolean",
+        "description": "Also walk generated and vendored trees (target, build, dist, vendor, node_modules, .venv, …). Default false. A path named in `path` is walked either way."
+    })
+}
+
 /// Which limits stopped an answer's work, in one vocabulary for every
 /// tool (empty: complete).
 pub(super) fn stopped_by_schema() -> Value {
@@ -74,7 +90,8 @@ pub(super) fn skipped_reasons_schema() -> Value {
         "additionalProperties": false,
         "properties": {
             "path_too_long": int, "unreadable": int, "vanished": int, "name_not_utf8": int,
-            "binary": int, "too_large": int, "hard_link": int
+            "binary": int, "too_large": int, "hard_link": int,
+            "ignored": int, "generated": int, "denied": int
         }
     })
 }

@@ -12,7 +12,10 @@ use super::render::{
     display, fenced, limit_notes, notes, obj, page_cursor, plural, skipped_json, skipped_notes,
     stopped_json, walk_last_line,
 };
-use super::schema::{cursor_schema, path_schema, scalars, skipped_reasons_schema};
+use super::schema::{
+    cursor_schema, include_generated_schema, path_schema, respect_gitignore_schema, scalars,
+    skipped_reasons_schema,
+};
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 use crate::content::{FenceText, Rendered};
@@ -42,7 +45,8 @@ fn input() -> Value {
         "file_glob": {"type": "array", "maxItems": limits::MAX_GLOBS, "items": {"type": "string", "minLength": 1, "maxLength": limits::MAX_GLOB_CHARS}, "description": "Only files matching one of these globs (against the relative path or the base name)."},
         "context_lines": {"type": "integer", "minimum": 0, "maximum": limits::MAX_SEARCH_CONTEXT_LINES, "description": "Lines of context around each match. Default 0."},
         "max_results": {"type": "integer", "minimum": 1, "maximum": limits::MAX_SEARCH_RESULTS_MAX, "description": "Most matches in this page (capped by the server)."},
-        "respect_gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore/.ignore. Default true."},
+        "respect_gitignore": respect_gitignore_schema(),
+        "include_generated": include_generated_schema(),
         "cursor": cursor_schema()
     })
 }
@@ -77,6 +81,7 @@ fn to_request(a: &Args<'_>, caps: &limits::Limits) -> Request {
             caps.max_search_results,
         ),
         respect_gitignore: a.bool("respect_gitignore", true),
+        include_generated: a.bool("include_generated", false),
         skip: 0,
     })
 }

@@ -220,10 +220,26 @@ pub struct SkipReasons {
     pub too_large: u64,
     /// A second name for a file (hard links are not served).
     pub hard_link: u64,
+    /// Entries (a directory counts once) not walked because an ignore file
+    /// excludes them (`respect_gitignore: false` walks them).
+    pub ignored: u64,
+    /// Generated or vendored directories not walked (`include_generated:
+    /// true` walks them).
+    pub generated: u64,
+    /// Entries not walked because the denylist covers them (counted, never
+    /// named).
+    pub denied: u64,
 }
 
 impl SkipReasons {
-    /// All skipped, whatever the reason.
+    /// Entries pruned before they were walked: ignored, generated or
+    /// denied (a directory counts once, whatever it holds).
+    #[must_use]
+    pub fn not_walked(&self) -> u64 {
+        self.ignored + self.generated + self.denied
+    }
+
+    /// Files met by the walk and skipped, whatever the reason.
     #[must_use]
     pub fn total(&self) -> u64 {
         self.path_too_long
@@ -244,6 +260,9 @@ impl SkipReasons {
         self.binary += other.binary;
         self.too_large += other.too_large;
         self.hard_link += other.hard_link;
+        self.ignored += other.ignored;
+        self.generated += other.generated;
+        self.denied += other.denied;
     }
 }
 
@@ -515,6 +534,8 @@ pub struct ProjectOverviewOutput {
     /// (empty: complete).
     #[serde(default)]
     pub stopped_by: Vec<Limit>,
+    /// What the walk did not look at, by reason.
+    pub skipped_reasons: SkipReasons,
     /// What redacting the manifests replaced.
     pub redaction: RedactionCounts,
 }

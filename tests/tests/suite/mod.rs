@@ -51,7 +51,8 @@ mod symbols; // find_symbol: parsed and pattern definitions, kinds, paths
 mod symlinks; // escaping and inside links, intermediate links, late links, swap races
 mod timeouts; // ReDoS corpus, compile limits, deadlines, file cap on a huge tree
 mod tools_util; // helpers for the walking-tool files
-mod util; // shared assertions (not a control)
+mod util;
+mod walks; // every entry accounted for: named generated trees walked, include_generated, .gitignore only inside a repository, reasons counted and said, the same subset at the file cap, names-only walks past it // shared assertions (not a control)
 
 // Worker sandbox (Landlock + seccomp): Linux only.
 #[cfg(target_os = "linux")]

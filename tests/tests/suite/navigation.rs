@@ -83,6 +83,8 @@ fn tree_fixture() -> Fixture {
 #[test]
 fn find_files_by_glob_and_name_sorted_gitignore_aware_and_never_naming_denied_files() {
     let fx = tree_fixture();
+    // `.gitignore` applies inside a repository.
+    fx.git(&["init", "--quiet"]);
     for mode in Mode::BOTH {
         let mut m = connect(&fx, mode);
         let r = call_ok(&mut m, "find_files", json!({"glob": "**/*.rs"}));

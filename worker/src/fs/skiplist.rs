@@ -38,6 +38,14 @@ pub fn is_skipped(name: &str) -> bool {
     SKIPPED_DIRECTORIES.contains(&name)
 }
 
+/// Version-control stores: never walked and never counted as skipped. They
+/// are not part of the tree a search is about (git's own answers come from
+/// the git tools), so no switch walks them.
+#[must_use]
+pub fn is_vcs_store(name: &str) -> bool {
+    matches!(name, ".git" | ".hg" | ".svn")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

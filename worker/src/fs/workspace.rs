@@ -23,6 +23,7 @@ pub struct Workspace {
     follow_symlinks: bool,
     allow_hard_links: bool,
     redactor: Redactor,
+    inside_repository: bool,
 }
 
 impl Workspace {
@@ -66,6 +67,7 @@ impl Workspace {
             follow_symlinks: init.follow_symlinks,
             allow_hard_links: init.allow_hard_links,
             redactor: Redactor::new(init.redact),
+            inside_repository: init.inside_repository,
         })
     }
 
@@ -91,6 +93,13 @@ impl Workspace {
     #[must_use]
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Whether the root lies inside a git repository whose `.git` is above
+    /// it (so `.gitignore` files apply from the root down).
+    #[must_use]
+    pub fn inside_repository(&self) -> bool {
+        self.inside_repository
     }
 
     /// Whether in-workspace symbolic links are followed.

@@ -60,7 +60,10 @@ pub fn run(
     let matched: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     let opts = walk::Options {
         respect_gitignore: args.respect_gitignore,
-        max_files: ws.limits().max_search_files,
+        include_generated: args.include_generated,
+        // Names only: no file is opened, so the walk reaches trees far
+        // larger than a content search's file cap.
+        max_files: u32::try_from(walk::MAX_NAMES).unwrap_or(u32::MAX),
     };
     let summary = walk::walk(ws, &start, opts, deadline, || {
         let globs = globs.as_ref();

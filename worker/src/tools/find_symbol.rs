@@ -128,7 +128,8 @@ pub fn run(
         }
         Kind::Directory => {
             let opts = walk::Options {
-                respect_gitignore: true,
+                respect_gitignore: args.respect_gitignore,
+                include_generated: args.include_generated,
                 max_files: ws.limits().max_search_files,
             };
             let summary = walk::walk(ws, &start, opts, deadline, || {

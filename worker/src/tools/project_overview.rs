@@ -45,7 +45,8 @@ pub fn run(
     }
     let acc = Mutex::new(Acc::default());
     let opts = walk::Options {
-        respect_gitignore: true,
+        respect_gitignore: args.respect_gitignore,
+        include_generated: args.include_generated,
         max_files: ws.limits().max_search_files,
     };
     let summary = walk::walk(ws, &start, opts, deadline, || {
@@ -155,6 +156,7 @@ pub fn run(
             .collect(),
         version_control: if git { "git" } else { "none" }.to_owned(),
         timed_out: summary.timed_out,
+        skipped_reasons: summary.skipped,
         stopped_by: [
             (summary.capped, Limit::Files),
             (summary.timed_out, Limit::Time),

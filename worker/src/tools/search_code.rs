@@ -101,6 +101,7 @@ pub fn run(
         Kind::Directory => {
             let opts = walk::Options {
                 respect_gitignore: args.respect_gitignore,
+                include_generated: args.include_generated,
                 max_files: ws.limits().max_search_files,
             };
             summary = walk::walk(ws, &start, opts, deadline, || {

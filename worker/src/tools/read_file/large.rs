@@ -393,6 +393,7 @@ mod tests {
             allow_hard_links: false,
             deny_extra: vec![],
             redact: true,
+            inside_repository: false,
             sandbox: SandboxRequest::ProcessOnly,
         })
         .unwrap()
