@@ -71,7 +71,8 @@ def rg_argv(rg, tree, pattern, regex, case_sensitive, count):
     """ripgrep with moat's search semantics."""
     argv = [rg, "--no-config", "--no-messages",
             "--hidden",                   # moat does not skip dot files
-            "--no-require-git",           # moat honours .gitignore without .git
+            # .gitignore only inside a git repository, like moat (ripgrep's
+            # default: no --no-require-git)
             "--no-ignore-parent",         # ... only inside the workspace
             "--no-ignore-global",         # ... never the user's global one
             "--line-number", "--with-filename", "--no-heading", "--color", "never"]
