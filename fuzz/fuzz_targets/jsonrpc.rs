@@ -4,6 +4,8 @@
 //! * `parse` never panics, on raw bytes or on envelopes built field by field;
 //! * whenever the input is a JSON object whose `id` is a string or a number,
 //!   the error (if any) carries that id, and so does the message (if valid);
+//! * an answer to a parsed message is one line of valid JSON whose `id` is
+//!   the id as it was sent;
 //! * `encode` always gives exactly one line (no `\n`, `\r`, U+2028 or U+2029)
 //!   of valid JSON that reads back as the value encoded, for error responses,
 //!   success responses and any JSON value the input holds.
@@ -113,19 +115,39 @@ fn check(bytes: &[u8]) {
     let expected_id = serde_json::from_slice::<Value>(bytes).ok().and_then(|v| {
         v.as_object()
             .and_then(|o| o.get("id"))
-            .and_then(Id::from_value)
+            .filter(|id| id.is_string() || id.is_number())
+            .cloned()
     });
+    let same_id = |id: Option<&Id>| match (id.map(Id::to_value), &expected_id) {
+        (Some(a), Some(b)) => same(&a, b),
+        (None, None) => true,
+        _ => false,
+    };
     match &parsed {
         Ok(msg) => {
             assert!(!msg.method.is_empty(), "a valid message has a method");
-            assert_eq!(msg.id, expected_id, "the message lost its id");
+            assert!(same_id(msg.id.as_ref()), "the message lost its id");
             if let Some(id) = &msg.id {
                 check_encode(&jsonrpc::success(id, Value::Object(msg.params.clone())));
+                let reply = jsonrpc::Reply::success(id.clone(), Value::Object(msg.params.clone()));
+                let line = reply.encode();
+                assert_eq!(line.len() as u64, reply.encoded_len(), "encoded_len is wrong");
+                match serde_json::from_slice::<Value>(&line) {
+                    Ok(back) => assert!(
+                        same(&back["id"], &id.to_value()),
+                        "the answer changed its id"
+                    ),
+                    // Only a number serde_json cannot hold (`1e400`), as sent.
+                    Err(_) => assert!(
+                        serde_json::from_slice::<Value>(bytes).is_err(),
+                        "an answer is not valid JSON"
+                    ),
+                }
             }
         }
         Err(e) => {
             if expected_id.is_some() {
-                assert_eq!(e.id, expected_id, "the error lost the request's id");
+                assert!(same_id(e.id.as_ref()), "the error lost the request's id");
             }
             check_encode(&e.to_value());
         }

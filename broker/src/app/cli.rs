@@ -336,7 +336,9 @@ fn call(sources: &Sources, tool: &str, args: &str, as_json: bool) -> ExitCode {
         let msg = jsonrpc::validate(request).map_err(|e| e.message)?;
         let reply = server.handle(msg, &Session::default(), TransportInfo::default()).await;
         server.executor().shutdown().await;
-        reply.ok_or_else(|| "no response".to_owned())
+        reply
+            .map(crate::mcp::jsonrpc::Reply::into_body)
+            .ok_or_else(|| "no response".to_owned())
     });
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     let response = match response {

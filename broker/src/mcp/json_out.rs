@@ -124,6 +124,31 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// Append the object `members` as compact JSON, the value of the member
+/// `key` written by `write` instead of from `members` (an answer's `id`,
+/// written as the text it was sent as).
+pub fn write_object_with(
+    members: &serde_json::Map<String, Value>,
+    key: &str,
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>),
+) {
+    let mut write = Some(write);
+    out.push(b'{');
+    for (i, (k, item)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(k, out);
+        out.push(b':');
+        match write.take_if(|_| k == key) {
+            Some(w) => w(out),
+            None => write_value(item, out),
+        }
+    }
+    out.push(b'}');
+}
+
 /// The length in bytes of `v` as [`encode`](crate::mcp::jsonrpc::encode)
 /// writes it ([`write_value`]), without building it.
 #[must_use]
@@ -142,7 +167,8 @@ fn object_len(members: &serde_json::Map<String, Value>) -> u64 {
 }
 
 /// The length in bytes of `v` as [`write_value`] writes it.
-fn value_len(v: &Value) -> u64 {
+#[must_use]
+pub fn value_len(v: &Value) -> u64 {
     match v {
         Value::Null | Value::Bool(true) => 4,
         Value::Bool(false) => 5,

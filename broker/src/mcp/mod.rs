@@ -32,7 +32,7 @@ use crate::content::Controls;
 use crate::supervisor::Executor;
 use crate::supervisor::admission::Admission;
 use crate::tool::{Registry, SchemaError};
-use jsonrpc::{Id, Message, RpcError, code};
+use jsonrpc::{Id, Message, Reply, RpcError, code};
 
 pub use call::INLINE_WORK_BYTES;
 pub use progress::NOTIFY;
@@ -171,7 +171,13 @@ impl Server {
         msg: Message,
         session: &Session,
         transport: TransportInfo<'_>,
-    ) -> Option<Value> {
+    ) -> Option<Reply> {
+        if jsonrpc::runs_nothing(&msg) {
+            // The transports refuse these before they get here; should one
+            // arrive all the same, it is not run (it could not be answered).
+            let _ = self.refuse_notification(&msg, session, transport);
+            return None;
+        }
         let start = Instant::now();
         let method = msg.method.clone();
         let id = msg.id.clone();
@@ -198,7 +204,7 @@ impl Server {
         if audited {
             if let Err(e) = &outcome {
                 facts.outcome = std::borrow::Cow::Borrowed(rpc_outcome(e.code));
-                facts.bytes = e.to_value().as_object().map_or(0, json_out::encoded_len);
+                facts.bytes = e.to_reply().encoded_len();
             }
             crate::audit::record(&facts, us);
             crate::metrics::tool_call(&facts);
@@ -216,13 +222,52 @@ impl Server {
             }
             (Some(id), Ok(result)) => {
                 tracing::info!(method = %method, client, duration_us = us, "rpc.ok");
-                Some(jsonrpc::success(&id, result))
+                Some(Reply::success(id, result))
             }
             (Some(_), Err(e)) => {
                 tracing::warn!(method = %method, client, code = e.code, error_message = %e.message, duration_us = us, "rpc.error");
-                Some(e.to_value())
+                Some(e.to_reply())
             }
         }
+    }
+
+    /// Refuse a message sent as a notification whose method is a request's
+    /// ([`jsonrpc::runs_nothing`]): nothing is run. It is logged once as
+    /// `rpc.notification_refused`, counted, and, for a `tools/call` or a
+    /// `resources/read`, audited with the outcome `invalid_request`. The
+    /// error is for a transport that may answer it (HTTP: 400 with a `null`
+    /// id); over stdio a notification is never answered.
+    pub fn refuse_notification(
+        &self,
+        msg: &Message,
+        session: &Session,
+        transport: TransportInfo<'_>,
+    ) -> RpcError {
+        let client = self.client_of(msg, session);
+        let error = RpcError::new(
+            None,
+            code::INVALID_REQUEST,
+            "invalid request: a request method sent as a notification (no id) is not run: send it with an id",
+        );
+        tracing::warn!(method = %msg.method, client, code = error.code, "rpc.notification_refused");
+        let mut facts = match msg.method.as_str() {
+            "tools/call" => {
+                crate::audit::Facts::of_call(&msg.params, self.caller(transport), &client)
+            }
+            "resources/read" => {
+                resources::facts_of_read(&msg.params, self.caller(transport), &client)
+            }
+            _ => {
+                crate::metrics::request(&msg.method, None, Duration::ZERO);
+                return error;
+            }
+        };
+        facts.outcome = std::borrow::Cow::Borrowed(rpc_outcome(error.code));
+        facts.bytes = error.to_reply().encoded_len();
+        crate::audit::record(&facts, 0);
+        crate::metrics::tool_call(&facts);
+        crate::metrics::request(&msg.method, Some(facts.tool.as_str()), Duration::ZERO);
+        error
     }
 
     /// Audit a request the HTTP transport refused before it reached the
@@ -501,6 +546,24 @@ impl Server {
         }
         Ok(result)
     }
+}
+
+/// The bytes of text in the content blocks of a tool result (`result.content`),
+/// the bulk of any large answer: its structured half describes the same
+/// items. Other answers hold none worth counting.
+#[must_use]
+pub fn answer_text_bytes(answer: &Value) -> usize {
+    answer
+        .get("result")
+        .and_then(|r| r.get("content"))
+        .and_then(Value::as_array)
+        .map_or(0, |blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .map(str::len)
+                .sum()
+        })
 }
 
 /// The audit outcome of a `tools/call` answered with a JSON-RPC error.

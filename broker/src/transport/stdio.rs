@@ -39,7 +39,6 @@ use tracing::Instrument as _;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
 use crate::mcp::{INLINE_WORK_BYTES, Server, Session, TransportInfo};
-use serde_json::Value;
 
 /// Answers (lines) queued for the stdout thread is twice this.
 pub const MAX_IN_FLIGHT: usize = 8;
@@ -346,7 +345,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
                     format!("parse error: the line exceeds the {cap}-byte line limit"),
                 );
                 crate::logging::request_span().in_scope(|| refused(&e, ""));
-                let _ = tx.send(jsonrpc::encode(&e.to_value())).await;
+                let _ = tx.send(e.to_reply().encode()).await;
                 continue;
             }
             Ok(Line::Eof) | Err(_) => break,
@@ -358,11 +357,17 @@ pub async fn serve(server: Arc<Server>) -> i32 {
         let msg = match jsonrpc::parse(&line) {
             Ok(m) => m,
             Err(e) => {
-                span.in_scope(|| refused(&e, &method_of(&line)));
-                let _ = tx.send(jsonrpc::encode(&e.to_value())).await;
+                span.in_scope(|| refused(&e, &jsonrpc::method_hint(&line)));
+                let _ = tx.send(e.to_reply().encode()).await;
                 continue;
             }
         };
+        if jsonrpc::runs_nothing(&msg) {
+            // A request sent as a notification: it cannot be answered, so
+            // it is not run (and holds nothing).
+            span.in_scope(|| server.refuse_notification(&msg, &session, TransportInfo::default()));
+            continue;
+        }
         if !takes_a_slot(&msg) {
             // initialize, ping, tools/list, server/discover, notifications
             // (cancellations among them), errors: answered here, in order,
@@ -373,7 +378,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
                 .instrument(span)
                 .await;
             if let Some(v) = answer {
-                let _ = tx.send(jsonrpc::encode(&v)).await;
+                let _ = tx.send(v.encode()).await;
             }
             continue;
         }
@@ -413,19 +418,6 @@ fn refused(e: &RpcError, method: &str) {
         crate::logging::record_rpc_id(id);
     }
     tracing::warn!(method, code = e.code, error_message = %e.message, "rpc.error");
-}
-
-/// The `method` of a line that is JSON but not a valid request, for its
-/// log line (at most 100 characters); empty when there is none.
-fn method_of(line: &[u8]) -> String {
-    serde_json::from_slice::<serde_json::Value>(line)
-        .ok()
-        .and_then(|v| {
-            v.get("method")
-                .and_then(serde_json::Value::as_str)
-                .map(|m| m.chars().take(100).collect())
-        })
-        .unwrap_or_default()
 }
 
 /// A tool call read from stdin, on its way to a slot.
@@ -493,10 +485,10 @@ async fn dispatch(
                 // runtime thread, which also reads and answers control
                 // messages. A small one is encoded here: the hand-off to a
                 // thread and back would cost more.
-                let line = if text_bytes(&v) <= INLINE_WORK_BYTES / 2 {
-                    Ok(jsonrpc::encode(&v))
+                let line = if crate::mcp::answer_text_bytes(v.body()) <= INLINE_WORK_BYTES / 2 {
+                    Ok(v.encode())
                 } else {
-                    tokio::task::spawn_blocking(move || jsonrpc::encode(&v)).await
+                    tokio::task::spawn_blocking(move || v.encode()).await
                 };
                 if let Ok(line) = line {
                     let _ = tx.send(line).await;
@@ -508,23 +500,6 @@ async fn dispatch(
         tasks.spawn(call.instrument(span));
     }
     while tasks.join_next().await.is_some() {}
-}
-
-/// The bytes of text in the content blocks of a tool result (`result.content`),
-/// the bulk of any large answer: its structured half describes the same
-/// items. Other answers hold none worth counting.
-fn text_bytes(answer: &Value) -> usize {
-    answer
-        .get("result")
-        .and_then(|r| r.get("content"))
-        .and_then(Value::as_array)
-        .map_or(0, |blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .map(str::len)
-                .sum()
-        })
 }
 
 #[cfg(test)]

@@ -75,7 +75,6 @@ fn notifications_are_never_answered() {
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
             json!({"jsonrpc": "2.0", "method": "no/such/method", "params": p(json!({}))}),
-            json!({"jsonrpc": "2.0", "method": "no/such/method", "id": null}),
             json!({"jsonrpc": "2.0", "method": "ping"}),
             json!({"jsonrpc": "2.0", "method": "tools/list", "params": p(json!({"cursor": "AAAA"}))}),
             json!({"jsonrpc": "2.0", "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "1999-01-01"}}}),

@@ -8,24 +8,21 @@
 //! processors from the callers whose tokens are good. So refusals have a
 //! budget, `http.auth_failures_per_second` (a bucket that refills at that
 //! rate and holds one second's worth). Within it, a refusal is answered at
-//! once. Beyond it:
+//! once. Beyond it, a refusal is answered only after
+//! `http.auth_failure_pause_ms`.
 //!
-//! * a refusal is answered only after `http.auth_failure_pause_ms`;
-//! * with OAuth, a token that has not been admitted before waits that pause
-//!   *before* its signature is checked, so forged signatures cost one check
-//!   per connection per pause, however fast they are sent.
-//!
-//! A token admitted before (remembered until its `exp` or the next JWKS
-//! refresh), and the static token, are judged at once whatever the budget:
-//! callers with good credentials never wait. A new OAuth token arriving
-//! during a flood waits one pause before it is checked.
+//! Every credential is judged at once, whatever the budget: the static
+//! token, a remembered OAuth token (one hash and a look-up) and a new OAuth
+//! token (its signature checked, one check at a time) alike. Only the
+//! *refusal* waits. So a caller whose credentials are good is never held
+//! by a flood of bad ones, and a sender of bad ones gets one check per
+//! connection per pause: each connection carries one request at a time.
 //!
 //! A held connection does no work and is the first to be shed when every
-//! connection slot is taken ([`super::slots`]), so holding refusals cannot
-//! keep good callers from connecting. Each connection sends one request at
-//! a time, so a sender is limited to one refused request per connection per
-//! pause; the number of connections is bounded by `http.max_connections`.
-//! Setting the pause to 0 turns pacing off.
+//! connection slot is taken ([`super::slots`]); a connection that has
+//! carried an admitted request is the last. So holding refusals cannot keep
+//! good callers from connecting. The number of connections is bounded by
+//! `http.max_connections`. Setting the pause to 0 turns pacing off.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -80,11 +77,6 @@ impl Pacer {
         f(&mut bucket)
     }
 
-    /// Whether the budget is spent: a refusal now would be held.
-    fn spent(&self) -> bool {
-        !self.pause.is_zero() && !self.with_bucket(|b| b.tokens >= 1.0)
-    }
-
     /// Counts one refusal against the budget; `false` when it is over.
     fn take(&self) -> bool {
         self.pause.is_zero()
@@ -99,13 +91,16 @@ impl Pacer {
     }
 }
 
-/// The connection a request came on, so that it can be held sheddable.
-pub(super) struct Hold<'a> {
+/// The connection a request came on: its slot, so that it can be held
+/// sheddable or marked as having carried an admitted request, and its
+/// outbox, where the bytes held for it are counted.
+pub(super) struct Conn<'a> {
     pub(super) slot: &'a Arc<Slot>,
     pub(super) waiting: &'a Waiting,
+    pub(super) outbox: &'a Arc<super::output::Outbox>,
 }
 
-impl Hold<'_> {
+impl Conn<'_> {
     /// Waits `pause` with the connection marked held (first to be shed).
     async fn pause(&self, pause: Duration) {
         crate::metrics::auth_paused();
@@ -121,10 +116,11 @@ impl Hold<'_> {
 pub(super) async fn admit(
     st: &State,
     authorization: Option<&[u8]>,
-    hold: &Hold<'_>,
+    conn: &Conn<'_>,
 ) -> Result<Option<String>, Response<Body>> {
     if let Some(token) = &st.token {
         if token.accepts(authorization) {
+            conn.slot.authenticated();
             return Ok(None);
         }
         let reason = if authorization.is_some() {
@@ -132,41 +128,39 @@ pub(super) async fn admit(
         } else {
             "token_missing"
         };
-        let paused = pace(st, hold, false).await;
+        let paused = pace(st, conn).await;
         let mut r = refusal(StatusCode::UNAUTHORIZED, reason, "unauthorised", paused);
         r.headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return Err(r);
     }
     let Some(o) = &st.oauth else {
+        conn.slot.authenticated();
         return Ok(None);
     };
-    if let Some(subject) = o.known(authorization) {
-        return Ok(Some(subject));
-    }
-    let held_first = st.pacer.spent();
-    if held_first {
-        hold.pause(st.pacer.pause).await;
-    }
-    match o.check(authorization).await {
-        Ok(subject) => Ok(Some(subject)),
+    let judged = match o.known(authorization) {
+        Some(subject) => Ok(subject),
+        None => o.check(authorization).await,
+    };
+    match judged {
+        Ok(subject) => {
+            conn.slot.authenticated();
+            Ok(Some(subject))
+        }
         Err(r) => {
-            let paused = pace(st, hold, held_first).await;
+            let paused = pace(st, conn).await;
             Err(oauth_refusal(o, r, paused))
         }
     }
 }
 
-/// Counts a refusal and holds it if it is over the budget (unless it was
-/// held before its check); the pause it waited, if any.
-async fn pace(st: &State, hold: &Hold<'_>, held_first: bool) -> Option<Duration> {
-    let within = st.pacer.take();
-    if within && !held_first {
+/// Counts a refusal and holds it if it is over the budget; the pause it
+/// waited, if any.
+async fn pace(st: &State, conn: &Conn<'_>) -> Option<Duration> {
+    if st.pacer.take() {
         return None;
     }
-    if !held_first {
-        hold.pause(st.pacer.pause).await;
-    }
+    conn.pause(st.pacer.pause).await;
     Some(st.pacer.pause)
 }
 
@@ -211,9 +205,7 @@ mod tests {
     #[test]
     fn a_budget_is_one_seconds_worth_and_refills_at_its_rate() {
         let p = Pacer::new(3, Duration::from_millis(500));
-        assert!(!p.spent());
         assert!(p.take() && p.take() && p.take());
-        assert!(p.spent());
         assert!(!p.take());
         std::thread::sleep(Duration::from_millis(400));
         // 0.4 s at 3 a second: one more.
@@ -226,7 +218,6 @@ mod tests {
         let p = Pacer::new(1, Duration::ZERO);
         for _ in 0..10 {
             assert!(p.take());
-            assert!(!p.spent());
         }
     }
 }

@@ -19,25 +19,24 @@
 //! owns: a client that closes its request drops the body, which aborts the
 //! task, and the call's worker is killed as for a closed JSON request.
 //! Every event's bytes count against the connection's and the global
-//! queued-answer figures ([`super::output`]) from the moment the event is
-//! produced until the socket has taken it; an answer that would take the
-//! global figure over its bound is replaced by a `server busy` error.
+//! answer figures ([`super::output`]) from the moment the event is produced
+//! until the buffer that holds it is dropped; an answer that would take the
+//! global figure over its bound is replaced by a `server busy` error before
+//! it is encoded.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future as _;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use hyper::body::{Bytes, Frame, SizeHint};
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::output::Outbox;
-use crate::mcp::jsonrpc::{self, code};
+use super::output::{Outbox, counted};
+use crate::mcp::jsonrpc::{Id, Reply, RpcError, code};
 
 /// Most notifications held for a client that does not read them; a report
 /// beyond this is dropped (progress is advisory, the answer is not).
@@ -45,8 +44,12 @@ pub const NOTIFICATION_QUEUE: usize = 16;
 
 /// A response body.
 pub enum Body {
-    /// One document, sent whole (`None` once it has been).
+    /// One document, sent whole (`None` once it has been). Its bytes are
+    /// counted once the connection takes it (see `super::serve_on`), unless
+    /// they were counted when it was made ([`Body::Counted`]).
     Full(Option<Bytes>),
+    /// One document whose buffer already counts its bytes.
+    Counted(Option<Bytes>),
     /// An event stream.
     Stream(Box<EventStream>),
 }
@@ -56,6 +59,23 @@ impl Body {
     pub fn full(bytes: impl Into<Bytes>) -> Body {
         let b: Bytes = bytes.into();
         Body::Full((!b.is_empty()).then_some(b))
+    }
+
+    /// A whole-document body whose buffer already counts its bytes
+    /// ([`counted`]).
+    pub fn counted(bytes: Bytes) -> Body {
+        Body::Counted((!bytes.is_empty()).then_some(bytes))
+    }
+
+    /// A whole-document body not yet counted: counted now on `outbox`.
+    pub fn count_on(&mut self, outbox: &Arc<Outbox>) {
+        if let Body::Full(b) = self {
+            let bytes = b.take().map(|b| {
+                let held = outbox.hold(b.len() as u64);
+                counted(b.to_vec(), held)
+            });
+            *self = Body::Counted(bytes);
+        }
     }
 
     /// Whether this body is an event stream.
@@ -75,11 +95,11 @@ impl Body {
 }
 
 /// A call running in its own task, aborted when dropped.
-pub struct Call(JoinHandle<Option<Value>>);
+pub struct Call(JoinHandle<Option<Reply>>);
 
 impl Call {
     /// Run `fut` in a task of its own.
-    pub fn spawn(fut: impl Future<Output = Option<Value>> + Send + 'static) -> Call {
+    pub fn spawn(fut: impl Future<Output = Option<Reply>> + Send + 'static) -> Call {
         Call(tokio::spawn(fut))
     }
 }
@@ -91,8 +111,8 @@ impl Drop for Call {
 }
 
 impl Future for Call {
-    type Output = Option<Value>;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Value>> {
+    type Output = Option<Reply>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Reply>> {
         // A task that panicked or was aborted has no answer.
         Pin::new(&mut self.0).poll(cx).map(|r| r.ok().flatten())
     }
@@ -103,12 +123,12 @@ impl Future for Call {
 pub struct EventStream {
     call: Option<Call>,
     /// The request's id, for an answer the call could not give.
-    id: Value,
+    id: Option<Id>,
     notes: mpsc::Receiver<Vec<u8>>,
-    ready: VecDeque<Bytes>,
-    /// The global queued-answer figure and its bound.
-    global: Arc<AtomicU64>,
-    max_queued: u64,
+    /// Events made and not yet sent (counted once the outbox is attached).
+    ready: VecDeque<Vec<u8>>,
+    /// The answer, once the call has given it.
+    answer: Option<Reply>,
     outbox: Option<Arc<Outbox>>,
     done: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
@@ -120,39 +140,45 @@ impl EventStream {
         first: &[u8],
         notes: mpsc::Receiver<Vec<u8>>,
         call: Call,
-        id: Value,
-        global: Arc<AtomicU64>,
-        max_queued: u64,
+        id: Option<Id>,
     ) -> EventStream {
         EventStream {
             call: Some(call),
             id,
             notes,
             ready: VecDeque::from([event(first)]),
-            global,
-            max_queued,
+            answer: None,
             outbox: None,
             done: None,
         }
     }
 
-    /// The answer's event; one that would take the bytes waiting for
-    /// clients over their bound becomes a `server busy` error for the same
-    /// id.
-    fn answer(&self, reply: Option<Value>) -> Bytes {
+    /// The answer's event, counted on `outbox` before it is encoded; one
+    /// that would take the answers held for clients over their bound
+    /// becomes a `server busy` error for the same id.
+    fn answer_event(&self, reply: Option<Reply>, outbox: &Arc<Outbox>) -> Bytes {
         let reply = reply.unwrap_or_else(|| {
-            json!({"jsonrpc": "2.0", "id": self.id, "error": {
-                "code": code::INTERNAL_ERROR, "message": "internal error: no response"}})
+            RpcError::new(
+                self.id.clone(),
+                code::INTERNAL_ERROR,
+                "internal error: no response",
+            )
+            .to_reply()
         });
-        let ev = event(&jsonrpc::encode(&reply));
-        if self.global.load(Ordering::SeqCst) + ev.len() as u64 > self.max_queued {
-            tracing::warn!(reason = "answer_dropped", bytes = ev.len(), "http.refused");
-            let busy = json!({"jsonrpc": "2.0", "id": self.id,
-                "error": {"code": code::INTERNAL_ERROR,
-                    "message": "server busy: too many answers are waiting for their clients"}});
-            return event(&jsonrpc::encode(&busy));
+        let len = reply.encoded_len() + EVENT_FRAMING;
+        if let Some(held) = outbox.try_hold(len) {
+            return counted(event(&reply.encode()), held);
         }
-        ev
+        tracing::warn!(reason = "answer_dropped", bytes = len, "http.refused");
+        let busy = RpcError::new(
+            self.id.clone(),
+            code::INTERNAL_ERROR,
+            "server busy: too many answers are waiting for their clients",
+        )
+        .to_reply();
+        let ev = event(&busy.encode());
+        let held = outbox.hold(ev.len() as u64);
+        counted(ev, held)
     }
 
     fn finish(&mut self) {
@@ -168,15 +194,18 @@ impl Drop for EventStream {
     }
 }
 
+/// What [`event`] adds to a message.
+const EVENT_FRAMING: u64 = 23;
+
 /// One SSE `message` event carrying one JSON-RPC message (which holds no
 /// newline: JSON strings escape them).
-fn event(json: &[u8]) -> Bytes {
+fn event(json: &[u8]) -> Vec<u8> {
     let json = json.strip_suffix(b"\n").unwrap_or(json);
-    let mut out = Vec::with_capacity(json.len() + 24);
+    let mut out = Vec::with_capacity(json.len() + EVENT_FRAMING as usize);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(json);
     out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
+    out
 }
 
 impl hyper::body::Body for Body {
@@ -188,21 +217,23 @@ impl hyper::body::Body for Body {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
-            Body::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Body::Full(b) | Body::Counted(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream(s) => s.poll_event(cx).map(|e| e.map(|b| Ok(Frame::data(b)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match self {
-            Body::Full(b) => b.is_none(),
-            Body::Stream(s) => s.call.is_none() && s.ready.is_empty(),
+            Body::Full(b) | Body::Counted(b) => b.is_none(),
+            Body::Stream(s) => s.call.is_none() && s.ready.is_empty() && s.answer.is_none(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            Body::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Body::Full(b) | Body::Counted(b) => {
+                SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64))
+            }
             Body::Stream(_) => SizeHint::default(),
         }
     }
@@ -212,19 +243,33 @@ impl EventStream {
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         loop {
             if let Some(ev) = self.ready.pop_front() {
-                if let Some(o) = &self.outbox {
-                    o.queue(ev.len() as u64);
-                }
-                return Poll::Ready(Some(ev));
+                let bytes = match &self.outbox {
+                    Some(o) => {
+                        let held = o.hold(ev.len() as u64);
+                        counted(ev, held)
+                    }
+                    None => Bytes::from(ev),
+                };
+                return Poll::Ready(Some(bytes));
             }
-            let Some(call) = self.call.as_mut() else {
-                self.finish();
-                return Poll::Ready(None);
-            };
+            if self.call.is_none() {
+                let answer = self.answer.take();
+                return match (answer, &self.outbox) {
+                    (Some(reply), Some(o)) => Poll::Ready(Some(self.answer_event(Some(reply), o))),
+                    (Some(reply), None) => Poll::Ready(Some(Bytes::from(event(&reply.encode())))),
+                    (None, _) => {
+                        self.finish();
+                        Poll::Ready(None)
+                    }
+                };
+            }
             if let Poll::Ready(Some(note)) = self.notes.poll_recv(cx) {
                 self.ready.push_back(event(&note));
                 continue;
             }
+            let Some(call) = self.call.as_mut() else {
+                continue;
+            };
             match Pin::new(call).poll(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(reply) => {
@@ -233,8 +278,14 @@ impl EventStream {
                     while let Ok(note) = self.notes.try_recv() {
                         self.ready.push_back(event(&note));
                     }
-                    let ev = self.answer(reply);
-                    self.ready.push_back(ev);
+                    self.answer = Some(reply.unwrap_or_else(|| {
+                        RpcError::new(
+                            self.id.clone(),
+                            code::INTERNAL_ERROR,
+                            "internal error: no response",
+                        )
+                        .to_reply()
+                    }));
                 }
             }
         }
@@ -244,25 +295,25 @@ impl EventStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::output::Total;
     use http_body_util::BodyExt as _;
+    use std::sync::atomic::Ordering;
 
     #[tokio::test]
     async fn a_stream_carries_its_notifications_then_the_answer_and_ends() {
         let (tx, rx) = mpsc::channel(NOTIFICATION_QUEUE);
         let call = Call::spawn(async move {
             let _ = tx.send(b"{\"n\":2}".to_vec()).await;
-            Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}}))
+            Some(Reply::success(
+                Id::Number("1".into()),
+                serde_json::json!({}),
+            ))
         });
-        let global = Arc::new(AtomicU64::new(0));
-        let s = EventStream::new(
-            b"{\"n\":1}\n",
-            rx,
-            call,
-            json!(1),
-            Arc::clone(&global),
-            u64::MAX,
-        );
-        let body = Body::Stream(Box::new(s));
+        let answers = Total::new(u64::MAX);
+        let outbox = Arc::new(Outbox::new(Arc::clone(&answers), Total::new(u64::MAX)));
+        let s = EventStream::new(b"{\"n\":1}\n", rx, call, Some(Id::Number("1".into())));
+        let mut body = Body::Stream(Box::new(s));
+        body.attach(outbox, Box::new(|| {}));
         let bytes = body
             .collect()
             .await
@@ -273,6 +324,7 @@ mod tests {
             "event: message\ndata: {\"n\":1}\n\nevent: message\ndata: {\"n\":2}\n\n\
              event: message\ndata: {\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n\n"
         );
+        assert_eq!(answers.held(), 0, "every event was given back");
     }
 
     #[tokio::test]
@@ -289,13 +341,11 @@ mod tests {
             b"{}",
             rx,
             call,
-            json!(1),
-            Arc::new(AtomicU64::new(0)),
-            u64::MAX,
+            Some(Id::Number("1".into())),
         )));
         let flag = Arc::clone(&ended);
         body.attach(
-            Arc::new(Outbox::new(Arc::new(AtomicU64::new(0)))),
+            Arc::new(Outbox::new(Total::new(u64::MAX), Total::new(u64::MAX))),
             Box::new(move || flag.store(true, Ordering::SeqCst)),
         );
         drop(body);

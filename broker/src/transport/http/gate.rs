@@ -164,28 +164,88 @@ pub(super) fn accepts_event_stream(headers: &HeaderMap) -> bool {
         .any(|t| t.eq_ignore_ascii_case("text/event-stream") || t == "*/*" || t == "text/*")
 }
 
-/// The 2026-07-28 header rules: on a modern request the protocol version,
-/// method and name headers must be present where required and agree with the
-/// body.
-pub(super) fn check_mirrored_headers(
-    msg: &jsonrpc::Message,
-    protocol: Option<&str>,
-    method: Option<&str>,
-    name: Option<&str>,
-) -> Option<RpcError> {
+/// One of the headers the 2026-07-28 revision mirrors from the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Header {
+    /// Not sent.
+    Absent,
+    /// Sent once (its text; a value that is not visible ASCII reads as
+    /// empty, which matches nothing).
+    One(String),
+    /// Sent more than once: a gateway may route by one copy while the
+    /// server reads another, so it is refused whatever the copies say.
+    Repeated,
+}
+
+impl Header {
+    fn read(headers: &HeaderMap, name: &str) -> Header {
+        let mut all = headers.get_all(name).iter();
+        match (all.next(), all.next()) {
+            (None, _) => Header::Absent,
+            (Some(v), None) => Header::One(v.to_str().unwrap_or("").to_owned()),
+            (Some(_), Some(_)) => Header::Repeated,
+        }
+    }
+
+    /// The value, when it was sent once.
+    pub(super) fn value(&self) -> Option<&str> {
+        match self {
+            Header::One(v) => Some(v),
+            Header::Absent | Header::Repeated => None,
+        }
+    }
+}
+
+/// The mirrored headers of a request: `MCP-Protocol-Version`, `Mcp-Method`
+/// and `Mcp-Name`.
+#[derive(Debug, Clone)]
+pub(super) struct Mirrored {
+    pub(super) protocol: Header,
+    pub(super) method: Header,
+    pub(super) name: Header,
+}
+
+impl Mirrored {
+    /// Read them from `headers`.
+    pub(super) fn read(headers: &HeaderMap) -> Mirrored {
+        Mirrored {
+            protocol: Header::read(headers, "mcp-protocol-version"),
+            method: Header::read(headers, "mcp-method"),
+            name: Header::read(headers, "mcp-name"),
+        }
+    }
+}
+
+/// The 2026-07-28 header rules: a mirrored header sent more than once is
+/// refused on any request; on a modern request the protocol version,
+/// method and name headers must be present where required and agree with
+/// the body.
+pub(super) fn check_mirrored_headers(msg: &jsonrpc::Message, h: &Mirrored) -> Option<RpcError> {
+    let error = |message: String, data: Value| {
+        Some(RpcError::new(msg.id.clone(), code::HEADER_MISMATCH, message).with_data(data))
+    };
+    for (what, header) in [
+        ("MCP-Protocol-Version", &h.protocol),
+        ("Mcp-Method", &h.method),
+        ("Mcp-Name", &h.name),
+    ] {
+        if *header == Header::Repeated {
+            return error(
+                format!("the {what} header is sent more than once"),
+                json!({"header": what}),
+            );
+        }
+    }
+    let (protocol, method, name) = (h.protocol.value(), h.method.value(), h.name.value());
     let modern =
         meta::is_modern(&msg.params) || protocol.is_some_and(|p| p.trim() == meta::MODERN_VERSION);
     if !modern {
         return None;
     }
     let mismatch = |what: &str, header: Option<&str>, body: &str| {
-        Some(
-            RpcError::new(
-                msg.id.clone(),
-                code::HEADER_MISMATCH,
-                format!("the {what} header does not match the request body"),
-            )
-            .with_data(json!({"header": header, "body": body})),
+        error(
+            format!("the {what} header does not match the request body"),
+            json!({"header": header, "body": body}),
         )
     };
     if protocol.is_none() {
@@ -225,6 +285,26 @@ mod tests {
 
     fn origin_form() -> Uri {
         Uri::from_static("/mcp")
+    }
+
+    #[test]
+    fn a_mirrored_header_sent_twice_is_refused_on_any_request() {
+        let msg = |params: Value| jsonrpc::Message {
+            id: Some(jsonrpc::Id::Number("1".into())),
+            method: "tools/list".into(),
+            params: params.as_object().cloned().unwrap_or_default(),
+        };
+        for name in ["mcp-protocol-version", "mcp-method", "mcp-name"] {
+            let h = headers(&[
+                ("mcp-protocol-version", b"2026-07-28"),
+                ("mcp-method", b"tools/list"),
+                (name, b"tools/list"),
+            ]);
+            let e = check_mirrored_headers(&msg(json!({})), &Mirrored::read(&h));
+            assert_eq!(e.map(|e| e.code), Some(code::HEADER_MISMATCH), "{name}");
+        }
+        let once = headers(&[("mcp-protocol-version", b"2025-06-18")]);
+        assert!(check_mirrored_headers(&msg(json!({})), &Mirrored::read(&once)).is_none());
     }
 
     #[test]

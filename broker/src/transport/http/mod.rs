@@ -65,10 +65,9 @@ pub mod slots;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::server::conn::http1;
@@ -98,9 +97,10 @@ struct State {
     in_flight: Arc<Semaphore>,
     max_body: u64,
     body_timeout: Duration,
-    /// Answer bytes not yet taken by their clients, over all connections.
-    queued: Arc<AtomicU64>,
-    max_queued: u64,
+    /// Answer bytes held for clients, over all connections.
+    answers: Arc<output::Total>,
+    /// Request body bytes held while they are read, over all connections.
+    bodies: Arc<output::Total>,
     write_timeout: Duration,
 }
 
@@ -190,13 +190,12 @@ pub async fn serve_on(
         in_flight: Arc::new(Semaphore::new(cfg.max_in_flight)),
         max_body: cfg.max_request_bytes,
         body_timeout: Duration::from_millis(cfg.body_timeout_ms),
-        queued: Arc::new(AtomicU64::new(0)),
-        max_queued: cfg.max_queued_bytes,
+        answers: output::Total::new(cfg.max_queued_bytes),
+        bodies: output::Total::new(cfg.max_queued_bytes),
         write_timeout: Duration::from_millis(cfg.write_timeout_ms),
         server: Arc::clone(&server),
     });
-    let connections = Arc::new(Semaphore::new(cfg.max_connections));
-    let waiting = Arc::new(slots::Waiting::default());
+    let slots = slots::Slots::new(cfg.max_connections);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
@@ -217,28 +216,19 @@ pub async fn serve_on(
             },
             () = &mut shutdown => break,
         };
-        let permit = match Arc::clone(&connections).try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                // Every slot is taken: shed the connection that has waited
-                // longest for a request head (see `slots`), or, if all are
-                // mid-request, wait for one to finish.
-                if waiting.shed_oldest() {
-                    tracing::debug!("http.connection_shed");
-                }
-                tokio::select! {
-                    p = Arc::clone(&connections).acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                    () = &mut shutdown => break,
-                }
-            }
+        // Every slot taken: one connection is shed for this one (see
+        // `slots`), or, if all are mid-request, this one waits.
+        let (permit, slot) = tokio::select! {
+            admitted = slots.admit() => admitted,
+            () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let slot = waiting.open();
+        let waiting = Arc::clone(slots.waiting());
         let st = Arc::clone(&state);
-        let outbox = Arc::new(output::Outbox::new(Arc::clone(&state.queued)));
+        let outbox = Arc::new(output::Outbox::new(
+            Arc::clone(&state.answers),
+            Arc::clone(&state.bodies),
+        ));
         let (svc_slot, svc_waiting) = (Arc::clone(&slot), Arc::clone(&waiting));
         let svc_outbox = Arc::clone(&outbox);
         let service = service_fn(move |req| {
@@ -247,11 +237,12 @@ pub async fn serve_on(
             let outbox = Arc::clone(&svc_outbox);
             async move {
                 waiting.busy(&slot);
-                let hold = admit::Hold {
+                let conn = admit::Conn {
                     slot: &slot,
                     waiting: &waiting,
+                    outbox: &outbox,
                 };
-                let mut response = handle(&st, req, &hold)
+                let mut response = handle(&st, req, &conn)
                     .instrument(crate::logging::request_span())
                     .await;
                 if response.body().is_stream() {
@@ -261,8 +252,9 @@ pub async fn serve_on(
                         .body_mut()
                         .attach(outbox, Box::new(move || waiting.wait(&slot)));
                 } else {
-                    // Counted from now until the socket has taken it.
-                    outbox.queue(body_len(&response));
+                    // Counted (if it was not when it was made) until hyper
+                    // drops its buffer.
+                    response.body_mut().count_on(&outbox);
                     waiting.wait(&slot);
                 }
                 Ok::<_, Infallible>(response)
@@ -271,15 +263,7 @@ pub async fn serve_on(
         let io = output::Guarded::new(stream, outbox, state.write_timeout);
         let conn = builder.serve_connection(TokioIo::new(io), service);
         let conn = graceful.watch(conn);
-        let waiting = Arc::clone(&waiting);
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = conn => {}
-                () = slot.shed() => {}
-            }
-            waiting.busy(&slot);
-            drop(permit);
-        });
+        tokio::spawn(slots::Slots::serve(waiting, slot, permit, conn));
     }
     drop(listener);
     tracing::info!("http.draining");
@@ -306,7 +290,11 @@ fn busy(message: &str) -> Response<Body> {
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
-    let mut r = Response::new(Body::full(jsonrpc::encode(body)));
+    bytes_response(status, jsonrpc::encode(body))
+}
+
+fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response<Body> {
+    let mut r = Response::new(Body::full(body));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -336,7 +324,12 @@ fn rpc_status(code: i64) -> StatusCode {
 }
 
 fn rpc_error_response(e: &RpcError) -> Response<Body> {
-    json_response(rpc_status(e.code), &e.to_value())
+    reply_response(rpc_status(e.code), &e.to_reply())
+}
+
+/// A JSON-RPC answer, its id written as it was sent.
+fn reply_response(status: StatusCode, reply: &jsonrpc::Reply) -> Response<Body> {
+    bytes_response(status, reply.encode())
 }
 
 /// A request refused before it reached the server core, with a JSON-RPC
@@ -377,7 +370,49 @@ fn refused_busy(reason: &'static str, message: &str) -> Response<Body> {
     busy(message)
 }
 
-async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> Response<Body> {
+/// Why a request body was not read.
+enum BodyError {
+    /// Over `http.max_request_bytes`.
+    TooLarge,
+    /// The connection failed.
+    Unreadable,
+    /// The bodies being read would pass `http.max_queued_bytes`.
+    Busy,
+}
+
+/// Read a request body of at most `max` bytes, counting what has arrived
+/// on `outbox` as it arrives; the body, and its count (given back when
+/// dropped).
+async fn read_body(
+    mut body: Incoming,
+    max: u64,
+    outbox: &Arc<output::Outbox>,
+) -> Result<(Vec<u8>, Option<output::Held>), BodyError> {
+    let mut buf = Vec::new();
+    let mut held: Option<output::Held> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| BodyError::Unreadable)?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let n = data.len() as u64;
+        if buf.len() as u64 + n > max {
+            return Err(BodyError::TooLarge);
+        }
+        match &mut held {
+            None => held = Some(outbox.try_hold_body(n).ok_or(BodyError::Busy)?),
+            Some(h) => {
+                if !h.try_grow(n) {
+                    return Err(BodyError::Busy);
+                }
+            }
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok((buf, held))
+}
+
+async fn handle(st: &State, req: Request<Incoming>, conn: &admit::Conn<'_>) -> Response<Body> {
     let gate = match read_gate(req.headers(), req.uri()) {
         Ok(g) => g,
         Err(e) => {
@@ -436,7 +471,7 @@ async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> R
         crate::metrics::auth_failure("host_rejected");
         return plain_error(StatusCode::FORBIDDEN, "host not allowed");
     }
-    let subject = match admit::admit(st, gate.authorization, hold).await {
+    let subject = match admit::admit(st, gate.authorization, conn).await {
         Ok(subject) => subject,
         Err(refusal) => return refusal,
     };
@@ -463,25 +498,36 @@ async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> R
     }
     // The body is read before anything is taken: a client that stalls its
     // body holds only its own connection, under its own size limit and
-    // timeout, never a tool slot.
-    let protocol_header = header_str(headers, "mcp-protocol-version").map(str::to_owned);
-    let method_header = header_str(headers, "mcp-method").map(str::to_owned);
-    let name_header = header_str(headers, "mcp-name").map(str::to_owned);
+    // timeout, never a tool slot. While it arrives, the connection may be
+    // shed for a new one (the oldest body first, see `slots`), and the
+    // bytes it has sent are counted against `http.max_queued_bytes`.
+    let mirrored = gate::Mirrored::read(headers);
+    let protocol_header = mirrored.protocol.value().map(str::to_owned);
     let accepts_stream = accepts_event_stream(headers);
-    let limit = usize::try_from(st.max_body).unwrap_or(usize::MAX);
-    let collected = tokio::time::timeout(
+    conn.waiting.reading_body(conn.slot);
+    let read = tokio::time::timeout(
         st.body_timeout,
-        Limited::new(req.into_body(), limit).collect(),
+        read_body(req.into_body(), st.max_body, conn.outbox),
     )
     .await;
-    let body = match collected {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
-        Ok(Err(_)) => {
+    conn.waiting.busy(conn.slot);
+    let (body, body_held) = match read {
+        Ok(Ok(read)) => read,
+        Ok(Err(BodyError::TooLarge)) => return too_large(),
+        Ok(Err(BodyError::Unreadable)) => {
             return refused(
                 StatusCode::BAD_REQUEST,
                 "body_unreadable",
                 "the request body could not be read",
+            );
+        }
+        Ok(Err(BodyError::Busy)) => {
+            // What costs is the bodies already held: the one that has been
+            // arriving longest makes room for the next.
+            conn.waiting.shed_oldest_of(slots::Class::ReadingBody);
+            return refused_busy(
+                "bodies_held",
+                "server busy: too many request bytes are being read",
             );
         }
         Err(_) => {
@@ -492,44 +538,13 @@ async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> R
             );
         }
     };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(_) => {
-            return rpc_refused(
-                &RpcError::new(
-                    None,
-                    code::PARSE_ERROR,
-                    "parse error: the body is not valid JSON",
-                ),
-                "",
-            );
-        }
-    };
-    if value.is_array() {
-        return rpc_refused(
-            &RpcError::new(
-                None,
-                code::INVALID_REQUEST,
-                "invalid request: this server does not accept JSON-RPC batches",
-            ),
-            "",
-        );
-    }
-    let method = value
-        .get("method")
-        .and_then(Value::as_str)
-        .map(|m| m.chars().take(100).collect::<String>())
-        .unwrap_or_default();
-    let msg = match jsonrpc::validate(value) {
+    let parsed = jsonrpc::parse(&body);
+    let msg = match parsed {
         Ok(m) => m,
-        Err(e) => return rpc_refused(&e, &method),
+        Err(e) => return rpc_refused(&e, &jsonrpc::method_hint(&body)),
     };
-    if let Some(e) = check_mirrored_headers(
-        &msg,
-        protocol_header.as_deref(),
-        method_header.as_deref(),
-        name_header.as_deref(),
-    ) {
+    drop((body, body_held));
+    if let Some(e) = check_mirrored_headers(&msg, &mirrored) {
         let response = rpc_refused(&e, &msg.method);
         st.server.audit_refused(
             &msg,
@@ -539,13 +554,26 @@ async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> R
         );
         return response;
     }
+    if jsonrpc::runs_nothing(&msg) {
+        // A request sent as a notification: it cannot be answered, so it is
+        // not run; the HTTP answer to a notification not accepted is 400.
+        let transport = TransportInfo {
+            protocol_header: mirrored.protocol.value(),
+            http: true,
+            subject,
+        };
+        let e = st
+            .server
+            .refuse_notification(&msg, &Session::default(), transport);
+        return rpc_error_response(&e);
+    }
     let is_notification = msg.is_notification();
     // Only tool calls take a slot; every other method is answered at once
     // however many tool calls are in flight.
     let takes_slot =
         !is_notification && matches!(msg.method.as_str(), "tools/call" | "resources/read");
     let permit = if takes_slot {
-        if st.queued.load(Ordering::SeqCst) > st.max_queued {
+        if st.answers.over() {
             let response = refused_busy(
                 "answers_queued",
                 "server busy: too many answers are waiting for their clients",
@@ -594,46 +622,67 @@ async fn handle(st: &State, req: Request<Incoming>, hold: &admit::Hold<'_>) -> R
             "no_response",
             "no response",
         ),
-        Some(v) => {
-            let status = v
-                .get("error")
-                .and_then(|e| e.get("code"))
-                .and_then(Value::as_i64)
-                .map_or(StatusCode::OK, rpc_status);
+        Some(reply) => {
+            let status = reply.error_code().map_or(StatusCode::OK, rpc_status);
+            if !takes_slot {
+                return reply_response(status, &reply);
+            }
             // Refused by the admission (every worker busy, the wait queue
             // full): the call did not run; a balancer should retry elsewhere.
-            if takes_slot
-                && v.pointer("/result/structuredContent/error")
-                    .and_then(Value::as_str)
-                    == Some("busy")
+            if reply
+                .body()
+                .pointer("/result/structuredContent/error")
+                .and_then(Value::as_str)
+                == Some("busy")
             {
                 return refused_busy(
                     "workers_busy",
                     "server busy: every worker is busy and the wait queue is full",
                 );
             }
-            // Encoding a large answer is CPU work: off the runtime's threads.
-            let r = if takes_slot {
-                tokio::task::spawn_blocking(move || json_response(status, &v))
-                    .await
-                    .unwrap_or_else(|_| {
-                        plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response")
-                    })
-            } else {
-                json_response(status, &v)
-            };
-            // An answer that would take the bytes waiting for clients over
-            // the global bound is dropped here, before it is queued.
-            if takes_slot && st.queued.load(Ordering::SeqCst) + body_len(&r) > st.max_queued {
-                tracing::warn!(
-                    status = 503u16,
-                    reason = "answer_dropped",
-                    bytes = body_len(&r),
-                    "http.refused"
-                );
-                return busy("server busy: too many answers are waiting for their clients");
-            }
+            counted_answer(status, reply, conn.outbox).await
+        }
+    }
+}
+
+/// A tool call's answer, counted before it is encoded: one that would take
+/// the answers held for clients over `http.max_queued_bytes` is dropped for
+/// a 503 without being encoded. Encoding a large answer is CPU work, done
+/// off the runtime's threads.
+async fn counted_answer(
+    status: StatusCode,
+    reply: jsonrpc::Reply,
+    outbox: &Arc<output::Outbox>,
+) -> Response<Body> {
+    let small = crate::mcp::answer_text_bytes(reply.body()) <= crate::mcp::INLINE_WORK_BYTES / 2;
+    let outbox = Arc::clone(outbox);
+    let encode = move || -> Result<Bytes, u64> {
+        let len = reply.encoded_len();
+        let held = outbox.try_hold(len).ok_or(len)?;
+        Ok(output::counted(reply.encode(), held))
+    };
+    let encoded = if small {
+        encode()
+    } else {
+        match tokio::task::spawn_blocking(encode).await {
+            Ok(r) => r,
+            Err(_) => return plain_error(StatusCode::INTERNAL_SERVER_ERROR, "no response"),
+        }
+    };
+    match encoded {
+        Ok(bytes) => {
+            let mut r = bytes_response(status, Vec::new());
+            *r.body_mut() = Body::counted(bytes);
             r
+        }
+        Err(len) => {
+            tracing::warn!(
+                status = 503u16,
+                reason = "answer_dropped",
+                bytes = len,
+                "http.refused"
+            );
+            busy("server busy: too many answers are waiting for their clients")
         }
     }
 }
@@ -648,13 +697,13 @@ async fn call_streamed(
     protocol_header: Option<String>,
     subject: Option<&str>,
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
-) -> Result<Option<Value>, Response<Body>> {
+) -> Result<Option<jsonrpc::Reply>, Response<Body>> {
     enum First {
-        Answer(Option<Value>),
+        Answer(Option<jsonrpc::Reply>),
         Note(Vec<u8>),
     }
     let (tx, mut notes) = tokio::sync::mpsc::channel(body::NOTIFICATION_QUEUE);
-    let id = msg.id.as_ref().map_or(Value::Null, jsonrpc::Id::to_value);
+    let id = msg.id.clone();
     let server = Arc::clone(&st.server);
     let subject = subject.map(str::to_owned);
     let mut call = body::Call::spawn(
@@ -682,14 +731,7 @@ async fn call_streamed(
     match first {
         First::Answer(reply) => Ok(reply),
         First::Note(note) => {
-            let events = body::EventStream::new(
-                &note,
-                notes,
-                call,
-                id,
-                Arc::clone(&st.queued),
-                st.max_queued,
-            );
+            let events = body::EventStream::new(&note, notes, call, id);
             let mut r = Response::new(Body::Stream(Box::new(events)));
             r.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -720,7 +762,7 @@ fn readyz(st: &State) -> Response<Body> {
     let admission = st.server.admission();
     let saturated = admission.saturated()
         || st.in_flight.available_permits() == 0
-        || st.queued.load(Ordering::SeqCst) > st.max_queued;
+        || st.answers.over();
     let ready = workspace_present && workers_ok && !saturated;
     let body = json!({
         "status": if ready { "ready" } else { "unready" },
@@ -729,7 +771,8 @@ fn readyz(st: &State) -> Response<Body> {
             "admitted": admission.admitted(),
             "capacity": admission.capacity(),
         },
-        "queued_answer_bytes": st.queued.load(Ordering::SeqCst),
+        "queued_answer_bytes": st.answers.held(),
+        "request_body_bytes": st.bodies.held(),
         "workspace_present": workspace_present,
         "tools": st.server.registry().len(),
         "protocol_versions": std::iter::once(meta::MODERN_VERSION).chain(meta::LEGACY_VERSIONS.iter().copied()).collect::<Vec<_>>(),

@@ -1,31 +1,63 @@
-//! Connection slots, and which connection to shed when they are all taken.
+//! Connection slots, and which connection to shed when they are all taken:
+//! one admission for every listener (the MCP endpoint and the metrics
+//! listener alike).
 //!
-//! `http.max_connections` bounds the open connections. A connection that is
-//! waiting for a request head (a new one, or a keep-alive one between
-//! requests) costs a slot but does no work, and a client can hold one open
-//! for the whole header timeout by sending nothing, or half a header: a few
-//! hundred such connections would otherwise keep every real client waiting
-//! in the kernel's backlog until the timeout frees a slot (slowloris).
+//! A listener bounds its open connections. A connection costs a slot
+//! whatever it does, and a client can hold one for a long time while doing
+//! nothing useful: sending nothing, or half a header, for the whole header
+//! timeout (slowloris); sending half a body for the whole body timeout;
+//! waiting out a paced refusal. A few hundred such connections would keep
+//! every real client, and the probes, waiting in the kernel's backlog.
 //!
-//! So when every slot is taken, the accept loop closes the connection that
-//! has been waiting for a request head the longest, and admits the new one
-//! in its place. A connection in the middle of a request is never shed; if
-//! all of them are, the new connection waits for one to finish. A client
-//! that sends its request promptly is waiting only for the moment it takes
-//! to parse the head, so it is shed only if the slots turn over completely
-//! in that moment.
+//! So when every slot is taken, the accept loop closes one connection and
+//! admits the new one in its place. Which one is decided by what it costs
+//! and who it is, oldest first within each class, the classes in this
+//! order ([`Class`]):
+//!
+//! 1. **held**: a refused request whose answer is being paced
+//!    (`super::admit`): it does no work for anyone;
+//! 2. **idle, never authenticated**: waiting for a request head on a
+//!    connection that has not yet carried an admitted request (a new
+//!    connection, one whose requests were refused, a probe's);
+//! 3. **reading a body**: a request whose body has not all arrived: it
+//!    holds the connection (and the bytes it sent) for nothing until it
+//!    has, so the oldest such is the most stalled;
+//! 4. **idle, authenticated**: waiting for its next request head on a
+//!    connection that has carried an admitted request.
+//!
+//! A connection whose request is being handled (parsed, authenticated, run)
+//! is never shed; such work is bounded elsewhere (tool calls by
+//! `http.max_in_flight` and the admission). If every connection is in that
+//! state, the new one waits for one to finish. So unauthenticated or
+//! stalled traffic can never keep out a caller whose credentials are good:
+//! it is shed first, whatever its number.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+/// What a sheddable connection is doing, in the order connections are shed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// A refusal being paced.
+    Held = 1,
+    /// Waiting for a request head, never authenticated.
+    Idle = 2,
+    /// Reading a request body.
+    ReadingBody = 3,
+    /// Waiting for a request head after an admitted request.
+    Known = 4,
+}
 
 /// One connection's handle in the registry.
 #[derive(Debug, Default)]
 pub struct Slot {
-    /// Position in the waiting order while waiting (0 while busy).
+    /// Position in the shedding order (0 while it cannot be shed).
     key: AtomicU64,
+    /// Whether a request on this connection was admitted.
+    authenticated: AtomicBool,
     /// Told when this connection is shed.
     shed: Notify,
 }
@@ -35,21 +67,84 @@ impl Slot {
     pub async fn shed(&self) {
         self.shed.notified().await;
     }
+
+    /// A request on this connection was admitted: from now on, while idle,
+    /// it is shed after every connection that never was.
+    pub fn authenticated(&self) {
+        self.authenticated.store(true, Ordering::Relaxed);
+    }
 }
 
-/// Connections waiting for a request head, oldest first; before them, the
-/// connections whose refused authentication is being held (see
-/// `super::admit`), oldest first: those are shed before any other.
+/// A listener's connection slots: at most `max` connections, and which to
+/// shed for a new one.
+#[derive(Debug)]
+pub struct Slots {
+    connections: Arc<Semaphore>,
+    waiting: Arc<Waiting>,
+}
+
+impl Slots {
+    /// Room for `max` connections.
+    #[must_use]
+    pub fn new(max: usize) -> Slots {
+        Slots {
+            connections: Arc::new(Semaphore::new(max.max(1))),
+            waiting: Arc::new(Waiting::default()),
+        }
+    }
+
+    /// The listener's sheddable connections.
+    #[must_use]
+    pub fn waiting(&self) -> &Arc<Waiting> {
+        &self.waiting
+    }
+
+    /// A slot for a connection just accepted: at once if one is free;
+    /// else one connection is shed ([`Waiting::shed_oldest`]) and the new
+    /// one takes its place, or, if none can be shed, waits for one to
+    /// close. The new connection waits for its first request head.
+    pub async fn admit(&self) -> (OwnedSemaphorePermit, Arc<Slot>) {
+        let permit = match Arc::clone(&self.connections).try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                if self.waiting.shed_oldest() {
+                    tracing::debug!("http.connection_shed");
+                }
+                match Arc::clone(&self.connections).acquire_owned().await {
+                    Ok(p) => p,
+                    // The semaphore is never closed.
+                    Err(_) => std::future::pending().await,
+                }
+            }
+        };
+        (permit, self.waiting.open())
+    }
+
+    /// Serve `conn` until it ends or is shed, then free its slot.
+    pub async fn serve<F: Future>(
+        waiting: Arc<Waiting>,
+        slot: Arc<Slot>,
+        permit: OwnedSemaphorePermit,
+        conn: F,
+    ) {
+        tokio::select! {
+            _ = conn => {}
+            () = slot.shed() => {}
+        }
+        waiting.busy(&slot);
+        drop(permit);
+    }
+}
+
+/// The sheddable connections of one listener, in shedding order.
 #[derive(Debug, Default)]
 pub struct Waiting {
     next: AtomicU64,
-    next_held: AtomicU64,
     order: Mutex<BTreeMap<u64, Arc<Slot>>>,
 }
 
-/// Keys of connections waiting for a head start here; the keys of held
-/// ones, below it, sort first.
-const WAITING_KEYS: u64 = 1 << 62;
+/// Bits of a key below its class: the arrival order within the class.
+const CLASS_SHIFT: u32 = 56;
 
 impl Waiting {
     /// A new connection: it waits for its first request head.
@@ -60,20 +155,31 @@ impl Waiting {
         slot
     }
 
-    /// `slot` waits for a (next) request head: it becomes the newest.
+    /// `slot` waits for a (next) request head: it becomes the newest of
+    /// its class ([`Class::Known`] once a request on it was admitted, else
+    /// [`Class::Idle`]).
     pub fn wait(&self, slot: &Arc<Slot>) {
-        let key = WAITING_KEYS + self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.enter(slot, key);
+        let class = if slot.authenticated.load(Ordering::Relaxed) {
+            Class::Known
+        } else {
+            Class::Idle
+        };
+        self.enter(slot, class);
     }
 
-    /// `slot` is held before its refusal is answered: it does no work, so
-    /// it is shed before every connection waiting for a head.
+    /// `slot` is held before its refusal is answered.
     pub fn hold(&self, slot: &Arc<Slot>) {
-        let key = (self.next_held.fetch_add(1, Ordering::Relaxed) + 1) % WAITING_KEYS;
-        self.enter(slot, key.max(1));
+        self.enter(slot, Class::Held);
     }
 
-    fn enter(&self, slot: &Arc<Slot>, key: u64) {
+    /// `slot` is reading a request body.
+    pub fn reading_body(&self, slot: &Arc<Slot>) {
+        self.enter(slot, Class::ReadingBody);
+    }
+
+    fn enter(&self, slot: &Arc<Slot>, class: Class) {
+        let seq = (self.next.fetch_add(1, Ordering::Relaxed) + 1) & ((1 << CLASS_SHIFT) - 1);
+        let key = ((class as u64) << CLASS_SHIFT) | seq;
         if let Ok(mut order) = self.order.lock() {
             let old = slot.key.swap(key, Ordering::Relaxed);
             order.remove(&old);
@@ -89,11 +195,23 @@ impl Waiting {
         }
     }
 
-    /// Shed the connection that has waited longest; `false` if none waits.
+    /// Shed the first connection in shedding order; `false` if none can be.
     pub fn shed_oldest(&self) -> bool {
-        let oldest = self.order.lock().ok().and_then(|mut o| o.pop_first());
-        match oldest {
-            Some((_, slot)) => {
+        self.shed_first(|_| true)
+    }
+
+    /// Shed the oldest connection of `class`; `false` if there is none.
+    pub fn shed_oldest_of(&self, class: Class) -> bool {
+        self.shed_first(|key| key >> CLASS_SHIFT == class as u64)
+    }
+
+    fn shed_first(&self, which: impl Fn(u64) -> bool) -> bool {
+        let victim = self.order.lock().ok().and_then(|mut o| {
+            let key = o.keys().copied().find(|k| which(*k))?;
+            o.remove(&key)
+        });
+        match victim {
+            Some(slot) => {
                 slot.key.store(0, Ordering::Relaxed);
                 slot.shed.notify_one();
                 true
@@ -102,14 +220,14 @@ impl Waiting {
         }
     }
 
-    /// How many connections wait.
+    /// How many connections can be shed.
     #[cfg(test)]
     #[must_use]
     pub fn len(&self) -> usize {
         self.order.lock().map(|o| o.len()).unwrap_or(0)
     }
 
-    /// Whether no connection waits.
+    /// Whether no connection can be shed.
     #[cfg(test)]
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -120,6 +238,13 @@ impl Waiting {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    async fn shed(slot: &Slot) {
+        tokio::time::timeout(Duration::from_secs(1), slot.shed())
+            .await
+            .unwrap();
+    }
 
     #[tokio::test]
     async fn the_longest_waiting_connection_is_shed_and_busy_ones_never() {
@@ -130,35 +255,44 @@ mod tests {
         w.busy(&a);
         // b now waits longest; a is mid-request.
         assert!(w.shed_oldest());
-        tokio::time::timeout(std::time::Duration::from_secs(1), b.shed())
-            .await
-            .unwrap();
+        shed(&b).await;
         // a finishes its request and waits again: now newer than c.
         w.wait(&a);
         assert!(w.shed_oldest());
-        tokio::time::timeout(std::time::Duration::from_secs(1), c.shed())
-            .await
-            .unwrap();
+        shed(&c).await;
         w.busy(&a);
         assert!(w.is_empty());
         assert!(!w.shed_oldest());
     }
 
     #[tokio::test]
-    async fn a_held_connection_is_shed_before_every_waiting_one() {
+    async fn classes_are_shed_in_order_held_idle_body_then_authenticated() {
         let w = Waiting::default();
+        let known = w.open();
+        known.authenticated();
+        w.wait(&known);
+        let body = w.open();
+        w.reading_body(&body);
         let idle = w.open();
         let held = w.open();
-        w.busy(&held);
         w.hold(&held);
-        assert!(w.shed_oldest());
-        tokio::time::timeout(std::time::Duration::from_secs(1), held.shed())
-            .await
-            .unwrap();
-        assert!(w.shed_oldest());
-        tokio::time::timeout(std::time::Duration::from_secs(1), idle.shed())
-            .await
-            .unwrap();
+        for expected in [&held, &idle, &body, &known] {
+            assert!(w.shed_oldest());
+            shed(expected).await;
+        }
         assert!(w.is_empty());
+    }
+
+    #[tokio::test]
+    async fn only_the_class_asked_for_is_shed() {
+        let w = Waiting::default();
+        let idle = w.open();
+        let body = w.open();
+        w.reading_body(&body);
+        assert!(w.shed_oldest_of(Class::ReadingBody));
+        shed(&body).await;
+        assert!(!w.shed_oldest_of(Class::ReadingBody));
+        assert_eq!(w.len(), 1);
+        drop(idle);
     }
 }
