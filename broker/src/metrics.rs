@@ -13,11 +13,17 @@
 //! is 404 and any other method 405. With `observability.metrics_token` set
 //! it needs `Authorization: Bearer <token>` (compared in constant time, as
 //! the HTTP transport's token), else 401.
+//!
+//! The listener admits connections as the MCP endpoint does
+//! (`transport::http::slots`): at most [`MAX_CONNECTIONS`] at once, and when
+//! they are all taken, one is shed for the new one, idle connections that
+//! never carried an admitted scrape first. A handful of idle connections
+//! cannot lock the scraper out.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -367,9 +373,10 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     r
 }
 
-fn answer(token: Option<&bearer::Token>, req: &Request<Incoming>) -> Response<Body> {
+/// The answer to `req`, and whether it was an admitted scrape.
+fn answer(token: Option<&bearer::Token>, req: &Request<Incoming>) -> (Response<Body>, bool) {
     if req.uri().path() != "/metrics" {
-        return plain(StatusCode::NOT_FOUND, "not found\n");
+        return (plain(StatusCode::NOT_FOUND, "not found\n"), false);
     }
     if req.method() != Method::GET {
         let mut r = plain(
@@ -378,7 +385,7 @@ fn answer(token: Option<&bearer::Token>, req: &Request<Incoming>) -> Response<Bo
         );
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET"));
-        return r;
+        return (r, false);
     }
     if let Some(token) = token {
         let mut values = req.headers().get_all(header::AUTHORIZATION).iter();
@@ -391,7 +398,7 @@ fn answer(token: Option<&bearer::Token>, req: &Request<Incoming>) -> Response<Bo
             let mut r = plain(StatusCode::UNAUTHORIZED, "unauthorised\n");
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return r;
+            return (r, false);
         }
     }
     let mut r = Response::new(Full::new(Bytes::from(render())));
@@ -399,7 +406,7 @@ fn answer(token: Option<&bearer::Token>, req: &Request<Incoming>) -> Response<Bo
         header::CONTENT_TYPE,
         HeaderValue::from_static(prometheus_text::CONTENT_TYPE),
     );
-    r
+    (r, true)
 }
 
 /// The metrics listener's address cannot be bound.
@@ -413,7 +420,7 @@ pub struct BindError {
 }
 
 /// Most connections served at once; a scraper needs one.
-const MAX_CONNECTIONS: usize = 16;
+pub const MAX_CONNECTIONS: usize = 16;
 
 /// Bind `addr` and serve `/metrics` on it in the background, logging the
 /// bound address as `metrics.listening`.
@@ -422,13 +429,14 @@ const MAX_CONNECTIONS: usize = 16;
 ///
 /// When the address cannot be bound (the message names it).
 pub async fn start(addr: SocketAddr, token: &str) -> Result<(), BindError> {
+    use crate::transport::http::slots::Slots;
     let bind_error = |source| BindError { addr, source };
     let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
     let bound = listener.local_addr().map_err(bind_error)?;
     tracing::info!(addr = %bound, "metrics.listening");
-    let token = (!token.is_empty()).then(|| std::sync::Arc::new(bearer::Token::new(token)));
-    let connections = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let token = (!token.is_empty()).then(|| Arc::new(bearer::Token::new(token)));
     tokio::spawn(async move {
+        let slots = Slots::new(MAX_CONNECTIONS);
         let mut builder = http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -436,9 +444,8 @@ pub async fn start(addr: SocketAddr, token: &str) -> Result<(), BindError> {
             .max_buf_size(16 * 1024)
             .keep_alive(true);
         loop {
-            let Ok(permit) = std::sync::Arc::clone(&connections).acquire_owned().await else {
-                return;
-            };
+            // Accepted first, then admitted: a connection beyond the bound
+            // sheds an idle one rather than waiting behind it.
             let stream = match listener.accept().await {
                 Ok((s, _)) => s,
                 Err(e) => {
@@ -447,16 +454,21 @@ pub async fn start(addr: SocketAddr, token: &str) -> Result<(), BindError> {
                     continue;
                 }
             };
+            let (permit, slot) = slots.admit().await;
+            let waiting = Arc::clone(slots.waiting());
             let token = token.clone();
+            let (svc_slot, svc_waiting) = (Arc::clone(&slot), Arc::clone(&waiting));
             let service = service_fn(move |req: Request<Incoming>| {
-                let r = answer(token.as_deref(), &req);
+                svc_waiting.busy(&svc_slot);
+                let (r, admitted) = answer(token.as_deref(), &req);
+                if admitted {
+                    svc_slot.authenticated();
+                }
+                svc_waiting.wait(&svc_slot);
                 async move { Ok::<_, Infallible>(r) }
             });
             let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::spawn(async move {
-                let _ = conn.await;
-                drop(permit);
-            });
+            tokio::spawn(Slots::serve(waiting, slot, permit, conn));
         }
     });
     Ok(())

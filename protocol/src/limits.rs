@@ -157,9 +157,16 @@ pub const QUEUE_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 /// Default of `http.write_timeout_ms`: how long a blocked answer may wait
 /// for its client to take it before the connection is closed.
 pub const WRITE_TIMEOUT_MS_DEFAULT: u64 = 10_000;
-/// Default of `http.max_queued_bytes`: answer bytes waiting for their
-/// clients, over all connections.
-pub const MAX_QUEUED_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+/// Default of `http.max_queued_bytes`: answer bytes held for HTTP clients
+/// over all connections, from the moment an answer's size is known until
+/// no copy of it is left (and, counted apart with the same bound, request
+/// body bytes being read). Sized so that both figures full, on top of an
+/// idle broker's ~20 MiB, stay well under 128 MiB.
+pub const MAX_QUEUED_BYTES_DEFAULT: u64 = 32 * 1024 * 1024;
+/// Default of `server.max_stdout_bytes`: answer bytes held for the stdio
+/// client (answers waiting for stdout, and the room each running call
+/// holds for its answer: `server.max_answer_bytes`).
+pub const MAX_STDOUT_BYTES_DEFAULT: u64 = 32 * 1024 * 1024;
 
 /// `search_code` cuts each reported line (and context line) to this many characters.
 pub const SEARCH_LINE_CHARS: usize = 400;
@@ -345,6 +352,14 @@ pub const QUEUE_TIMEOUT_MS: Bound = number(
     300_000,
     QUEUE_TIMEOUT_MS_DEFAULT,
 );
+/// `server.max_stdout_bytes`: at most 4 GiB (a count of bytes the stdio
+/// transport holds in one semaphore).
+pub const MAX_STDOUT_BYTES: Bound = number(
+    "server.max_stdout_bytes",
+    1_048_576,
+    4_294_967_295,
+    MAX_STDOUT_BYTES_DEFAULT,
+);
 /// `http.port` (0: any free port).
 pub const HTTP_PORT: Bound = number("http.port", 0, 65_535, 8080);
 /// `http.bearer_token`: at most 512 characters.
@@ -411,6 +426,7 @@ pub const BOUNDS: &[Bound] = &[
     SERVER_INSTRUCTIONS,
     DISCOVERY_TTL_MS,
     MAX_ANSWER_BYTES,
+    MAX_STDOUT_BYTES,
     MAX_FILE_BYTES,
     MAX_READ_LINES,
     MAX_SEARCH_RESULTS,

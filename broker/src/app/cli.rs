@@ -152,8 +152,7 @@ fn load(sources: &Sources, transport: Transport) -> Result<Config, ExitCode> {
 
 /// The async runtime for `transport`.
 ///
-/// stdio serves one client and at most [`crate::transport::stdio::MAX_IN_FLIGHT`]
-/// requests, and the tool work itself runs in the worker processes, so the
+/// stdio serves one client, and the tool work itself runs in the worker processes, so the
 /// broker's share (framing, rendering, the content controls) runs on one
 /// thread: no request's state crosses threads, and no wake-up goes through
 /// another thread's futex (measured: about a quarter less CPU per request

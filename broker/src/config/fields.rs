@@ -29,6 +29,7 @@ pub(super) const FIELDS: &[(&str, &str, Kind)] = &[
     ("server", "instructions", Kind::Str),
     ("server", "discovery_ttl_ms", Kind::Int),
     ("server", "max_answer_bytes", Kind::Int),
+    ("server", "max_stdout_bytes", Kind::Int),
     ("sandbox", "workspace", Kind::Str),
     ("sandbox", "max_file_bytes", Kind::Int),
     ("sandbox", "max_read_lines", Kind::Int),

@@ -29,6 +29,10 @@ pub struct ServerConfig {
     /// Largest tool answer, in bytes as sent (after JSON escaping); a larger
     /// one is replaced by an `answer_too_large` tool error.
     pub max_answer_bytes: u64,
+    /// Answer bytes the stdio transport holds for its client: answers
+    /// waiting for stdout, and `max_answer_bytes` reserved for each call
+    /// running (never less than one answer's room).
+    pub max_stdout_bytes: u64,
 }
 
 /// `[server]` as given.
@@ -40,6 +44,7 @@ pub(super) struct RawServer {
     instructions: Option<String>,
     discovery_ttl_ms: Option<u64>,
     max_answer_bytes: Option<u64>,
+    max_stdout_bytes: Option<u64>,
 }
 
 /// `[server]`, checked.
@@ -60,5 +65,6 @@ pub(super) fn validate(s: RawServer) -> Result<ServerConfig, ConfigError> {
         instructions,
         discovery_ttl_ms: bounded(&limits::DISCOVERY_TTL_MS, s.discovery_ttl_ms)?,
         max_answer_bytes: bounded(&limits::MAX_ANSWER_BYTES, s.max_answer_bytes)?,
+        max_stdout_bytes: bounded(&limits::MAX_STDOUT_BYTES, s.max_stdout_bytes)?,
     })
 }

@@ -19,6 +19,10 @@
 //! * Line framing is linear in the input (see [`LineReader`]).
 //! * On end of input, in-flight requests finish and are answered, every
 //!   worker is killed and reaped, and the process exits 0.
+//! * The answer bytes held for the client are bounded ([`out`]): a tool
+//!   call reserves room for its answer before it runs, and a client that
+//!   stops reading stdout makes the broker hold at most
+//!   `server.max_stdout_bytes`.
 //! * stdin and stdout are served by one thread each, with blocking reads and
 //!   writes, handing chunks and lines to and from the runtime over bounded
 //!   channels (back-pressure is kept). tokio's own stdin/stdout would run
@@ -27,7 +31,9 @@
 //!   large part of a request's latency (bench/peers.sh). Answers that are
 //!   ready together leave in one write.
 
-use std::io::{Read as _, Write as _};
+mod out;
+
+use std::io::Read as _;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -39,9 +45,6 @@ use tracing::Instrument as _;
 
 use crate::mcp::jsonrpc::{self, RpcError, code};
 use crate::mcp::{INLINE_WORK_BYTES, Server, Session, TransportInfo};
-
-/// Answers (lines) queued for the stdout thread is twice this.
-pub const MAX_IN_FLIGHT: usize = 8;
 
 /// One unit from the line reader.
 #[derive(Debug, PartialEq, Eq)]
@@ -264,37 +267,6 @@ impl AsyncRead for ThreadedStdin {
     }
 }
 
-/// Start the thread that owns stdout: it writes each line with its newline,
-/// and every line already waiting with it, then flushes once.
-fn start_writer(mut rx: mpsc::Receiver<Vec<u8>>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("moat-stdout".into())
-        .spawn(move || {
-            #[allow(
-                clippy::disallowed_methods,
-                reason = "this module is the only owner of stdout in `serve`"
-            )]
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            let mut batch: Vec<u8> = Vec::new();
-            while let Some(line) = rx.blocking_recv() {
-                batch.clear();
-                batch.extend_from_slice(&line);
-                batch.push(b'\n');
-                while let Ok(more) = rx.try_recv() {
-                    batch.extend_from_slice(&more);
-                    batch.push(b'\n');
-                }
-                if out.write_all(&batch).is_err() || out.flush().is_err() {
-                    return;
-                }
-                if batch.capacity() > 4 * READ_CHUNK {
-                    batch = Vec::new();
-                }
-            }
-        })
-}
-
 /// Whether a message takes a place among the admitted tool calls (and so is
 /// run off the reader, concurrently with other calls). Everything else is
 /// answered by the reader itself, in order, at once.
@@ -310,10 +282,17 @@ const MAX_PENDING_CALL_BYTES: usize = 16 << 20;
 /// Serve MCP on stdin/stdout until end of input. Returns the exit code.
 pub async fn serve(server: Arc<Server>) -> i32 {
     let cap = usize::try_from(server.config().http.max_request_bytes).unwrap_or(1 << 20);
-    let (tx, rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT * 2);
-    let (writer, stdin) = match (start_writer(rx), ThreadedStdin::start()) {
-        (Ok(w), Ok(r)) => (w, r),
-        (Err(e), _) | (_, Err(e)) => {
+    let config = server.config();
+    let started = ThreadedStdin::start().and_then(|stdin| {
+        out::Stdout::start(
+            config.server.max_stdout_bytes,
+            config.server.max_answer_bytes,
+        )
+        .map(|(out, writer)| (out, writer, stdin))
+    });
+    let (tx, writer, stdin) = match started {
+        Ok(started) => started,
+        Err(e) => {
             tracing::error!(error = %e, "stdio.failed");
             server.executor().shutdown().await;
             return 1;
@@ -345,7 +324,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
                     format!("parse error: the line exceeds the {cap}-byte line limit"),
                 );
                 crate::logging::request_span().in_scope(|| refused(&e, ""));
-                let _ = tx.send(e.to_reply().encode()).await;
+                tx.send(e.to_reply().encode()).await;
                 continue;
             }
             Ok(Line::Eof) | Err(_) => break,
@@ -358,7 +337,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
             Ok(m) => m,
             Err(e) => {
                 span.in_scope(|| refused(&e, &jsonrpc::method_hint(&line)));
-                let _ = tx.send(e.to_reply().encode()).await;
+                tx.send(e.to_reply().encode()).await;
                 continue;
             }
         };
@@ -378,7 +357,7 @@ pub async fn serve(server: Arc<Server>) -> i32 {
                 .instrument(span)
                 .await;
             if let Some(v) = answer {
-                let _ = tx.send(v.encode()).await;
+                tx.send(v.encode()).await;
             }
             continue;
         }
@@ -439,7 +418,7 @@ async fn dispatch(
     server: Arc<Server>,
     session: Arc<Session>,
     mut calls: mpsc::UnboundedReceiver<Call>,
-    tx: mpsc::Sender<Vec<u8>>,
+    tx: out::Stdout,
 ) {
     let slots = Arc::new(Semaphore::new(server.admission().capacity()));
     let mut tasks = JoinSet::new();
@@ -451,6 +430,11 @@ async fn dispatch(
     }) = calls.recv().await
     {
         while tasks.try_join_next().is_some() {}
+        // Room for its answer first: while answers wait for a client that
+        // does not read them, no more calls run.
+        let Some(room) = tx.reserve().await else {
+            break;
+        };
         let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
             break;
         };
@@ -461,7 +445,7 @@ async fn dispatch(
             let id = msg.id.clone();
             // Progress a call asked for goes out on stdout with the answers.
             let handled = crate::mcp::NOTIFY.scope(
-                tx.clone(),
+                tx.notes(),
                 server.handle(msg.clone(), &session, TransportInfo::default()),
             );
             let answer = match cancel {
@@ -481,6 +465,8 @@ async fn dispatch(
                 session.end_call(id);
             }
             if let Some(v) = answer {
+                // Held at its size from now until it is written.
+                let room = tx.fit(room, v.encoded_len()).await;
                 // Encoding a large answer is CPU work: off the (single)
                 // runtime thread, which also reads and answers control
                 // messages. A small one is encoded here: the hand-off to a
@@ -491,7 +477,7 @@ async fn dispatch(
                     tokio::task::spawn_blocking(move || v.encode()).await
                 };
                 if let Ok(line) = line {
-                    let _ = tx.send(line).await;
+                    tx.send_held(line, room).await;
                 }
             }
             drop(slot);
