@@ -20,7 +20,18 @@
 //! text form ([`escape_for_prose`]: no control, separator or invisible
 //! character left raw), cut at [`MAX_PATH_CHARS`] characters with
 //! [`CUT_MARKER`], and redacted like every log value ([`LogRedactor`]).
-//! The tool name is cut at 100 characters.
+//! The tool name is cut at 100 characters. Every value of the event, the
+//! request's `rpc_id` among them (the client's text too), goes through the
+//! log redactor and its cut ([`logging::MAX_VALUE_CHARS`]).
+//!
+//! # One event is bounded
+//!
+//! An event is at most [`MAX_EVENT_BYTES`] bytes as written: when its
+//! values would make it longer, its longest string value is cut in half
+//! (ending with [`CUT_MARKER`]), again until it fits. Whatever a client
+//! sends, its calls add at most that much each to the trail, so one client
+//! cannot push the others' events out of a bounded file in a few requests;
+//! see docs/operations.md for shipping the trail off the host.
 //!
 //! # Where events go
 //!
@@ -59,6 +70,8 @@ pub const CUT_MARKER: &str = "…[cut]";
 /// Longest tool name kept, in characters (an unknown tool's name is the
 /// client's text).
 const MAX_TOOL_CHARS: usize = 100;
+/// Longest event, in bytes as written (newline included).
+pub const MAX_EVENT_BYTES: usize = 4096;
 
 /// What the broker learnt about one tool call, filled in as it is served.
 #[derive(Debug, Default, Clone)]
@@ -206,8 +219,11 @@ pub fn record(facts: &Facts, duration_us: u64) {
         return;
     };
     let r = &sink.redactor;
-    let mut values: Vec<(&'static str, Value)> = logging::request_fields();
-    values.push(("caller", Value::from(facts.caller.as_ref())));
+    let mut values: Vec<(&'static str, Value)> = logging::request_fields()
+        .into_iter()
+        .map(|(name, value)| (name, r.field(name, value)))
+        .collect();
+    values.push(("caller", r.field("caller", Value::from(facts.caller.as_ref()))));
     values.push((
         "client",
         r.field("client", Value::from(facts.client.as_str())),
@@ -243,18 +259,31 @@ pub fn record(facts: &Facts, duration_us: u64) {
     }
     let timestamp = logging::timestamp();
     let message = Value::from("audit");
+    let json = match &sink.destination {
+        Destination::Stderr { json } => *json,
+        Destination::File(_) => true,
+    };
+    let write = |values: &[(&str, Value)]| {
+        if json {
+            logging::json_line(&timestamp, "INFO", &message, None, values)
+        } else {
+            logging::text_line(&timestamp, "INFO", &message, None, values)
+        }
+    };
+    let mut line = write(&values);
+    // Within its bound: the longest string halved until it fits (each turn
+    // shortens the line, so this ends).
+    while line.len() + 1 > MAX_EVENT_BYTES && halve_longest(&mut values) {
+        line = write(&values);
+    }
     match &sink.destination {
-        Destination::Stderr { json } => {
-            let mut line = if *json {
-                logging::json_line(&timestamp, "INFO", &message, None, &values)
-            } else {
-                logging::text_line(&timestamp, "INFO", &message, None, &values)
-            };
+        Destination::Stderr { .. } => {
+            let mut line = line;
             line.push('\n');
             let _ = io::stderr().lock().write_all(line.as_bytes());
         }
         Destination::File(file) => {
-            let mut line = logging::json_line(&timestamp, "INFO", &message, None, &values);
+            let mut line = line;
             line.push('\n');
             let failed = match file.lock() {
                 Ok(mut f) => f.append(line.as_bytes()),
@@ -279,6 +308,35 @@ pub fn record(facts: &Facts, duration_us: u64) {
             }
         }
     }
+}
+
+/// Cut the longest string among `values` (and inside their lists) to half
+/// its characters, with [`CUT_MARKER`]; `false` when no string is left
+/// worth cutting.
+fn halve_longest(values: &mut [(&str, Value)]) -> bool {
+    fn longest(v: &mut Value) -> Option<&mut String> {
+        match v {
+            Value::String(s) => Some(s),
+            Value::Array(items) => items
+                .iter_mut()
+                .filter_map(longest)
+                .max_by_key(|s| s.len()),
+            _ => None,
+        }
+    }
+    let Some(s) = values
+        .iter_mut()
+        .filter_map(|(_, v)| longest(v))
+        .max_by_key(|s| s.len())
+    else {
+        return false;
+    };
+    let chars = s.chars().count();
+    if chars <= 2 * CUT_MARKER.chars().count() {
+        return false;
+    }
+    *s = cut(s, chars / 2 - CUT_MARKER.chars().count());
+    true
 }
 
 /// The audit file: append-only, rotated once at its bound.
@@ -400,6 +458,31 @@ mod tests {
         assert_eq!(globs[0], "*.rs");
         assert!(!globs[1].contains('\u{202e}'), "{globs:?}");
         assert!(!format!("{:?}", (&facts.client, &facts.tool, &globs)).contains("needle"));
+    }
+
+    #[test]
+    fn an_event_is_cut_to_its_bound_longest_value_first() {
+        let mut values: Vec<(&str, Value)> = vec![
+            ("rpc_id", Value::from("i".repeat(1030))),
+            ("caller", Value::from("stdio")),
+            ("path", Value::from("p".repeat(1030))),
+            (
+                "file_glob",
+                Value::Array((0..20).map(|_| Value::from("g".repeat(1030))).collect()),
+            ),
+            ("outcome", Value::from("ok")),
+            ("bytes", Value::from(12u64)),
+        ];
+        let line = |v: &[(&str, Value)]| logging::json_line("t", "INFO", &Value::from("audit"), None, v);
+        assert!(line(&values).len() > MAX_EVENT_BYTES);
+        while line(&values).len() + 1 > MAX_EVENT_BYTES && halve_longest(&mut values) {}
+        let written = line(&values);
+        assert!(written.len() < MAX_EVENT_BYTES, "{}", written.len());
+        let v: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(v["caller"], "stdio");
+        assert_eq!(v["outcome"], "ok");
+        assert_eq!(v["file_glob"].as_array().map(Vec::len), Some(20));
+        assert!(v["path"].as_str().unwrap().ends_with(CUT_MARKER));
     }
 
     #[test]

@@ -24,6 +24,13 @@
 //!    token), whatever their shape, are replaced by `[redacted]` wherever they
 //!    appear inside a string value.
 //!
+//! 4. every string value is then cut to [`MAX_VALUE_CHARS`] characters,
+//!    ending with [`CUT_MARKER`] when it was (a value longer than
+//!    [`REDACT_WINDOW_BYTES`] is redacted on that much of its start only:
+//!    what lies beyond is cut anyway). A client's id, method name, label
+//!    or header is its own text, of any length: cut, one client cannot
+//!    fill the logs, nor the audit trail's rotation.
+//!
 //! Redacting values rather than rendered lines means a replacement can never
 //! span JSON syntax (a rule such as `basic-auth-header` ends at whitespace,
 //! and would otherwise swallow a closing quote): the line is built from the
@@ -43,7 +50,12 @@
 //! request is served starts its fields with the request's own
 //! ([`request_span`]: `request_id`, then `rpc_id`), redacted like the rest. Records from the `log` crate carry their `target`.
 //! Plain text (`observability.log_json = false`): `timestamp LEVEL event
-//! key=value …` with values escaped onto one line.
+//! key=value …` (logfmt), each value in its escaped text form (no control,
+//! separator or invisible character left raw) and, when it holds a space,
+//! an `=` or a `"` (or is empty), in double quotes with `"` escaped: a value
+//! can never end early, so a client's text cannot make a field of its own
+//! (`caller=`, `outcome=`) that a logfmt reader would take as real. The
+//! event is written the same way.
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
@@ -66,6 +78,13 @@ use crate::redact::{RedactionReport, Redactor, is_credential_field};
 
 /// What a credential-named field's value becomes.
 pub const REDACTED: &str = "[redacted]";
+/// Longest string value in a log line, in characters (after redaction);
+/// a longer one is cut and ends with [`CUT_MARKER`].
+pub const MAX_VALUE_CHARS: usize = 1024;
+/// Appended to a value that was cut.
+pub const CUT_MARKER: &str = "…[cut]";
+/// How much of a longer value is redacted before it is cut, in bytes.
+pub const REDACT_WINDOW_BYTES: usize = 16 * 1024;
 
 /// Install the global subscriber, writing to stderr. `redactor` holds the
 /// credentials the broker was configured with (the HTTP bearer token); they
@@ -163,7 +182,8 @@ pub enum RpcId<'a> {
 }
 
 /// Adds the JSON-RPC `id` (as the client sent it: a number or a string) to
-/// the current request's span, so the lines that follow carry it.
+/// the current request's span, so the lines that follow carry it. A text
+/// id is kept to [`REDACT_WINDOW_BYTES`]: every line cuts it further.
 pub fn record_rpc_id<'a>(id: impl Into<RpcId<'a>>) {
     let span = tracing::Span::current();
     match id.into() {
@@ -174,8 +194,29 @@ pub fn record_rpc_id<'a>(id: impl Into<RpcId<'a>>) {
             span.record("rpc_id", u);
         }
         RpcId::Text(text) => {
-            span.record("rpc_id", text.as_ref());
+            span.record("rpc_id", window(&text));
         }
+    }
+}
+
+/// The start of `text`, at most [`REDACT_WINDOW_BYTES`] long.
+fn window(text: &str) -> &str {
+    if text.len() <= REDACT_WINDOW_BYTES {
+        return text;
+    }
+    let mut end = REDACT_WINDOW_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// `text` cut at `max` characters, with [`CUT_MARKER`] when it was.
+#[must_use]
+pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => Cow::Owned(format!("{}{CUT_MARKER}", &text[..at])),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -271,7 +312,8 @@ impl LogRedactor {
         }
     }
 
-    /// Redacts the value of the field called `name`.
+    /// Redacts the value of the field called `name`, and cuts its strings
+    /// at [`MAX_VALUE_CHARS`].
     #[must_use]
     pub fn field(&self, name: &str, value: Value) -> Value {
         if is_credential_field(name) {
@@ -282,10 +324,16 @@ impl LogRedactor {
             };
         }
         match value {
-            Value::String(s) => match self.text(&s) {
-                Cow::Borrowed(_) => Value::String(s),
-                Cow::Owned(redacted) => Value::String(redacted),
-            },
+            Value::String(s) => {
+                let redacted = self.text(window(&s));
+                match cut(&redacted, MAX_VALUE_CHARS) {
+                    Cow::Borrowed(_) if redacted.len() == s.len() => Value::String(s),
+                    kept => Value::String(kept.into_owned()),
+                }
+            }
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|v| self.field(name, v)).collect())
+            }
             other => other,
         }
     }
@@ -391,7 +439,8 @@ pub(crate) fn json_line(
     line
 }
 
-/// One line of text: `timestamp LEVEL message key=value …`.
+/// One line of text: `timestamp LEVEL message key=value …` (see the module
+/// docs: every value, and the message, in [`logfmt_value`]'s form).
 pub(crate) fn text_line(
     timestamp: &str,
     level: &str,
@@ -400,8 +449,8 @@ pub(crate) fn text_line(
     values: &[(&str, Value)],
 ) -> String {
     let plain = |value: &Value| match value {
-        Value::String(s) => escape_for_prose(s).into_owned(),
-        other => escape_for_prose(&other.to_string()).into_owned(),
+        Value::String(s) => logfmt_value(s),
+        other => logfmt_value(&other.to_string()),
     };
     let mut line = format!("{timestamp} {level:>5} {}", plain(message));
     if let Some(target) = target {
@@ -411,6 +460,31 @@ pub(crate) fn text_line(
         let _ = write!(line, " {name}={}", plain(value));
     }
     line
+}
+
+/// A value as a logfmt value: its escaped text form, and in double quotes
+/// (with `"` escaped) when it is empty or holds whitespace, `=` or `"`, so
+/// that it is always read back as one value, never as more fields.
+#[must_use]
+pub fn logfmt_value(text: &str) -> String {
+    let escaped = escape_for_prose(text);
+    let plain = !escaped.is_empty()
+        && !escaped
+            .chars()
+            .any(|c| c.is_whitespace() || c == '=' || c == '"');
+    if plain {
+        return escaped.into_owned();
+    }
+    let mut out = String::with_capacity(escaped.len() + 2);
+    out.push('"');
+    for c in escaped.chars() {
+        if c == '"' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 /// An event's fields, in order, with the message and the `log` crate's
@@ -675,6 +749,85 @@ mod tests {
         assert!(lines[0].contains("http.origin_rejected"), "{}", lines[0]);
         assert!(lines[0].contains("password=[redacted]"), "{}", lines[0]);
         assert!(lines[0].contains("\\nforged line"), "{}", lines[0]);
+    }
+
+    #[test]
+    fn text_mode_values_cannot_make_fields_of_their_own() {
+        let forged = "x caller=admin outcome=ok\" tool=\"y";
+        let lines = logged(false, &[], || {
+            tracing::warn!(method = %forged, client = "", "rpc.error");
+        });
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let fields = logfmt_fields(&lines[0]);
+        assert_eq!(
+            fields.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["method", "client"],
+            "{}",
+            lines[0]
+        );
+        assert_eq!(fields[0].1, forged);
+        assert_eq!(fields[1].1, "");
+    }
+
+    /// The `key=value` fields of a logfmt line after its timestamp, level
+    /// and event, as a logfmt reader splits them.
+    fn logfmt_fields(line: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut rest = line.splitn(4, ' ').last().unwrap_or("").trim_start();
+        // The event (plain here).
+        rest = rest.split_once(' ').map_or("", |(_, r)| r);
+        while !rest.is_empty() {
+            let (key, after) = rest.split_once('=').unwrap();
+            let (value, tail) = if let Some(quoted) = after.strip_prefix('"') {
+                let mut v = String::new();
+                let mut chars = quoted.char_indices();
+                let mut end = quoted.len();
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            if let Some((_, n)) = chars.next() {
+                                if n != '"' {
+                                    v.push('\\');
+                                }
+                                v.push(n);
+                            }
+                        }
+                        '"' => {
+                            end = i + 1;
+                            break;
+                        }
+                        c => v.push(c),
+                    }
+                }
+                (v, &quoted[end..])
+            } else {
+                let (v, t) = after.split_once(' ').unwrap_or((after, ""));
+                (v.to_owned(), t)
+            };
+            out.push((key.trim().to_owned(), value));
+            rest = tail.trim_start();
+        }
+        out
+    }
+
+    #[test]
+    fn every_value_is_cut_after_it_is_redacted() {
+        let token = github_token();
+        let long = format!("{}{token}{}", "a".repeat(10), "b".repeat(5000));
+        let huge = "c".repeat(REDACT_WINDOW_BYTES * 4);
+        let lines = logged(true, &[], || {
+            tracing::warn!(method = %long, other = %huge, "rpc.error");
+        });
+        let v = parse(&lines[0]);
+        let method = v["method"].as_str().unwrap();
+        assert!(!method.contains(&token), "{method}");
+        assert!(method.contains("[redacted:github-token]"), "{method}");
+        assert!(method.ends_with(CUT_MARKER), "{method}");
+        assert_eq!(
+            method.chars().count(),
+            MAX_VALUE_CHARS + CUT_MARKER.chars().count()
+        );
+        assert!(lines[0].len() < 3 * MAX_VALUE_CHARS + 200, "{}", lines[0].len());
     }
 
     #[test]

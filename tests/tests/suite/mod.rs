@@ -1,8 +1,10 @@
 // One file per control.
+mod admission; // one admission for every listener: shed by class (paced refusal, idle unauthenticated, stalled body, idle admitted); stalled bodies with a valid token, slowloris heads and idle metrics connections never lock good callers, probes or the scraper out
 mod audit; // one event per tools/call on stderr or in an owner-only, append-only, rotated file; no argument values or content; probes, ping and lists not audited
 mod availability; // hostile load: non-reading clients, stalled bodies, busy slots, blank-line floods, unexaminable files
 mod cancellation; // notifications/cancelled kills the worker of the call (by pid), no answer for it, the slot freed; waiting calls never run; unknown ids ignored
 mod cli; // doctor, tools, call, --version/--help, exit codes 0/1/2; JSON or plain logs, level, argument names only
+mod client_text; // client text in logs and the audit trail is data: ids, methods, labels and paths cut (one event bounded, earlier events never rotated away by one client), redacted (the audit rpc_id too), escaped so logfmt fields cannot be forged
 mod completeness; // every cut answer names the limit that stopped it (stopped_by), never a false "not found", and says how to go on
 mod config; // unknown keys named, precedence, env lists, bounds, production invariants (refused / warned)
 mod containment; // traversal shapes, absolute paths, NUL, percent-encoding, no leaks
