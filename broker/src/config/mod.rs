@@ -185,6 +185,9 @@ fn validate(
             .max(config.http.max_in_flight);
     }
     config.violations = production_violations(&config, transport);
+    config
+        .violations
+        .extend(production::writable_by_others(sources, &config));
     if environment == Environment::Production && !config.violations.is_empty() {
         return Err(ConfigError::Production(config.violations));
     }

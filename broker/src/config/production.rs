@@ -91,6 +91,65 @@ pub fn production_violations(c: &Config, transport: Transport) -> Vec<String> {
     v
 }
 
+/// The files the broker takes on trust, each named with why it matters,
+/// that someone other than their owner can change: the configuration file
+/// (it says who may call and what is served) and the JWKS file (whoever can
+/// write it can mint tokens). A file qualifies when its mode lets its group
+/// or others write it, or when the directory holding it lets its group or
+/// others write it without the sticky bit (they could put another file in
+/// its place). A file that cannot be read is not judged here: loading it
+/// fails on its own.
+#[must_use]
+pub fn writable_by_others(sources: &super::Sources, c: &Config) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut check = |what: &str, path: &Path| {
+        if let Some(why) = open_to_others(path) {
+            v.push(format!(
+                "{what} {} {why}: whoever can change it decides what the broker trusts; make it \
+                 writable by its owner only (chmod go-w)",
+                path.display()
+            ));
+        }
+    };
+    if let Some(file) = &sources.file {
+        check("the configuration file", file);
+    }
+    if let Some(crate::config::oauth::OauthConfig {
+        keys: crate::config::oauth::KeySource::Path(p),
+        ..
+    }) = &c.http.oauth
+    {
+        check("the JWKS file (MOAT_HTTP__OAUTH__JWKS_PATH)", p);
+    }
+    v
+}
+
+/// Why `path` is open to others than its owner, if it is.
+#[cfg(unix)]
+fn open_to_others(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::MetadataExt as _;
+    const GROUP_OR_OTHER_WRITE: u32 = 0o022;
+    const STICKY: u32 = 0o1000;
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.mode() & GROUP_OR_OTHER_WRITE != 0 {
+        return Some("is writable by its group or by others");
+    }
+    let dir = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))?;
+    let dir_mode = std::fs::metadata(&dir).ok()?.mode();
+    if dir_mode & GROUP_OR_OTHER_WRITE != 0 && dir_mode & STICKY == 0 {
+        return Some("is in a directory writable by its group or by others");
+    }
+    None
+}
+
+/// Elsewhere file modes say nothing of the kind.
+#[cfg(not(unix))]
+fn open_to_others(_: &Path) -> Option<&'static str> {
+    None
+}
+
 /// The shortest bearer token production accepts (`openssl rand -hex 16`
 /// gives 32 characters).
 pub const MIN_TOKEN_CHARS: usize = 32;

@@ -92,6 +92,11 @@ struct Signer {
 
 impl Signer {
     fn new(dir: &Path, alg: &'static str, kid: &str) -> Signer {
+        Signer::with_rsa_bits(dir, alg, kid, 2048)
+    }
+
+    /// A signer whose RSA key (for RS256) has `bits` bits.
+    fn with_rsa_bits(dir: &Path, alg: &'static str, kid: &str, bits: u32) -> Signer {
         let pem = dir.join(format!("{kid}.pem"));
         let p = pem.to_str().unwrap();
         let jwk = match alg {
@@ -102,7 +107,7 @@ impl Signer {
                         "-algorithm",
                         "RSA",
                         "-pkeyopt",
-                        "rsa_keygen_bits:2048",
+                        &format!("rsa_keygen_bits:{bits}"),
                         "-out",
                         p,
                     ],
@@ -1147,4 +1152,159 @@ fn during_a_flood_of_bad_tokens_on_new_connections_a_new_valid_token_is_admitted
             .any(|l| l.starts_with("moat_http_auth_paused_total ") && !l.ends_with(" 0")),
         "the flood was never paced: {scrape}"
     );
+}
+
+#[test]
+fn an_rsa_key_under_2048_bits_is_refused_at_load_and_doctor_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let weak = Signer::with_rsa_bits(dir.path(), "RS256", "weak-1024", 1024);
+    let strong = Signer::new(dir.path(), "RS256", "strong-2048");
+    let fx = Fixture::new();
+    let root = fx.root.to_str().unwrap();
+    // Only a weak key: start-up is refused, naming it.
+    let only_weak = dir.path().join("weak.json");
+    std::fs::write(&only_weak, jwks(&[&weak])).unwrap();
+    let run = assert_keys_unavailable(root, only_weak.to_str().unwrap(), "1024 bits");
+    assert!(run.stderr.contains("weak-1024"), "{run}");
+    // doctor says the same.
+    let env: Vec<(String, String)> = oauth_env(only_weak.to_str().unwrap())
+        .into_iter()
+        .chain([("MOAT_SANDBOX__MODE".to_owned(), "in-process".to_owned())])
+        .collect();
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let args = ["doctor", "--transport", "http", "--json", "--workspace", root];
+    let run = run_moat(args, &env_ref);
+    assert_eq!(run.code, Some(1), "{run}");
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let keys = d["checks"]["oauth_keys"].as_str().unwrap_or("");
+    assert!(keys.contains("FAILED") && keys.contains("weak-1024") && keys.contains("1024 bits"), "{run}");
+    // Beside a strong key: served, the weak one refused and named by doctor.
+    let both = dir.path().join("both.json");
+    std::fs::write(&both, jwks(&[&weak, &strong])).unwrap();
+    let env: Vec<(String, String)> = oauth_env(both.to_str().unwrap())
+        .into_iter()
+        .chain([("MOAT_SANDBOX__MODE".to_owned(), "in-process".to_owned())])
+        .collect();
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_moat(args, &env_ref);
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let keys = d["checks"]["oauth_keys"].as_str().unwrap_or("");
+    assert!(keys.starts_with("1 usable") && keys.contains("weak-1024"), "{run}");
+    let (_fx, s) = broker(both.to_str().unwrap(), &[]);
+    let mut seen = 0;
+    assert_invalid(&s, &s.send(&call().bearer(&weak.token(|_| {}))), "unknown_kid", &mut seen);
+    assert_ok(&s.send(&call().bearer(&strong.token(|_| {}))));
+}
+
+#[test]
+fn an_issuer_must_be_one_string_equal_to_a_configured_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = Signer::new(dir.path(), "EdDSA", "k");
+    let path = dir.path().join("jwks.json");
+    std::fs::write(&path, jwks(&[&key])).unwrap();
+    let (_fx, s) = broker(path.to_str().unwrap(), &[]);
+    let mut seen = 0;
+    for iss in [
+        json!([ISSUER]),
+        json!([ISSUER, "https://other-issuer.test"]),
+        json!(["https://evil.test", ISSUER]),
+        json!(format!("{ISSUER}/")),
+    ] {
+        let t = key.token(|c| c["iss"] = iss.clone());
+        assert_invalid(&s, &s.send(&call().bearer(&t)), "bad_issuer", &mut seen);
+    }
+    // Either configured issuer, as a string, is admitted.
+    for iss in [ISSUER, "https://other-issuer.test"] {
+        assert_ok(&s.send(&call().bearer(&key.token(|c| c["iss"] = json!(iss)))));
+    }
+}
+
+#[test]
+fn a_token_issued_in_the_future_beyond_the_leeway_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = Signer::new(dir.path(), "ES256", "k");
+    let path = dir.path().join("jwks.json");
+    std::fs::write(&path, jwks(&[&key])).unwrap();
+    let (_fx, s) = broker(path.to_str().unwrap(), &[("MOAT_HTTP__OAUTH__LEEWAY_SECONDS", "60")]);
+    let mut seen = 0;
+    let t = now();
+    for iat in [t + 3600, t + 600] {
+        let token = key.token(|c| c["iat"] = json!(iat));
+        assert_invalid(&s, &s.send(&call().bearer(&token)), "not_yet_valid", &mut seen);
+    }
+    let token = key.token(|c| c["iat"] = json!("yesterday"));
+    assert_invalid(&s, &s.send(&call().bearer(&token)), "malformed", &mut seen);
+    // Within the leeway, in the past, or absent: admitted.
+    for edit in [json!(t + 20), json!(t - 3600)] {
+        assert_ok(&s.send(&call().bearer(&key.token(|c| c["iat"] = edit.clone()))));
+    }
+    assert_ok(&s.send(&call().bearer(&key.token(|c| {
+        c.as_object_mut().unwrap().remove("iat");
+    }))));
+}
+
+#[cfg(unix)]
+#[test]
+fn production_refuses_a_jwks_or_configuration_file_others_can_write_naming_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let key = Signer::new(dir.path(), "EdDSA", "k");
+    let fx = Fixture::new();
+    let root = fx.root.to_str().unwrap();
+    let jwks_file = dir.path().join("jwks.json");
+    std::fs::write(&jwks_file, jwks(&[&key])).unwrap();
+    let config = dir.path().join("moat.toml");
+    std::fs::write(&config, "[server]\nname = \"moat\"\n").unwrap();
+    let run_with = |jwks_mode: u32, config_mode: u32| {
+        std::fs::set_permissions(&jwks_file, std::fs::Permissions::from_mode(jwks_mode)).unwrap();
+        std::fs::set_permissions(&config, std::fs::Permissions::from_mode(config_mode)).unwrap();
+        let env: Vec<(String, String)> = oauth_env(jwks_file.to_str().unwrap())
+            .into_iter()
+            .chain([
+                ("MOAT_ENVIRONMENT".to_owned(), "production".to_owned()),
+                ("MOAT_HTTP__PORT".to_owned(), "0".to_owned()),
+            ])
+            .collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        run_moat(
+            [
+                "doctor",
+                "--transport",
+                "http",
+                "--config",
+                config.to_str().unwrap(),
+                "--workspace",
+                root,
+            ],
+            &env,
+        )
+    };
+    let jwks_named = jwks_file.display().to_string();
+    let config_named = config.display().to_string();
+    let run = run_with(0o666, 0o600);
+    assert!(run.stdout.contains(&jwks_named) || run.stderr.contains(&jwks_named), "{run}");
+    assert!(run.stderr.contains("writable") || run.stdout.contains("writable"), "{run}");
+    assert_ne!(run.code, Some(0), "{run}");
+    let run = run_with(0o600, 0o620);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains(&config_named) && all.contains("writable"), "{run}");
+    assert_ne!(run.code, Some(0), "{run}");
+    // Owner-only: neither is named.
+    let run = run_with(0o600, 0o600);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(!all.contains("writable by its group"), "{run}");
+    // And serve refuses to start.
+    std::fs::set_permissions(&jwks_file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let env: Vec<(String, String)> = oauth_env(jwks_file.to_str().unwrap())
+        .into_iter()
+        .chain([
+            ("MOAT_ENVIRONMENT".to_owned(), "production".to_owned()),
+            ("MOAT_HTTP__PORT".to_owned(), "0".to_owned()),
+        ])
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_moat(["serve", "--transport", "http", "--workspace", root], &env);
+    assert_eq!(run.code, Some(2), "{run}");
+    assert!(run.stderr.contains(&jwks_named), "{run}");
+    assert!(!run.stderr.contains("http.listening"), "{run}");
 }

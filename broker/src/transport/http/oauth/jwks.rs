@@ -15,10 +15,18 @@
 //! answering more than the size limit or no usable key) keeps the cached
 //! keys.
 //!
-//! Only keys moat can check are kept: `RSA` (RS256), `EC` on P-256 (ES256)
-//! and `OKP` on Ed25519 (EdDSA), with `use` absent or `sig`, and an `alg`
-//! absent or matching the key type. Symmetric (`oct`) keys are never kept:
-//! a token's algorithm is taken from the key, never from the token.
+//! Only keys moat can check are kept: `RSA` (RS256) of at least
+//! [`MIN_RSA_BITS`] bits, `EC` on P-256 (ES256) and `OKP` on Ed25519
+//! (EdDSA), with `use` absent or `sig`, and an `alg` absent or matching the
+//! key type. Symmetric (`oct`) keys are never kept: a token's algorithm is
+//! taken from the key, never from the token. A shorter RSA key is refused
+//! (RFC 7518 §3.3: a key of 2048 bits or more MUST be used with RS256; a
+//! 1024-bit modulus can be factored by a well-funded attacker), and named in
+//! the start-up error when no key is left, and by `moat doctor`.
+//!
+//! A refresh that finds the same keys installs nothing: tokens admitted
+//! before stay remembered (a flood of unknown `kid`s does not make every
+//! good caller's token be checked again).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +37,7 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 
 use super::fetch;
 use crate::config::oauth::KeySource;
@@ -41,6 +50,8 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_KEYS: usize = 64;
 /// Longest `kid` kept or looked up.
 pub const MAX_KID_CHARS: usize = 256;
+/// Smallest RSA modulus kept, in bits.
+pub const MIN_RSA_BITS: usize = 2048;
 
 /// One usable key.
 pub struct Key {
@@ -56,6 +67,11 @@ pub struct KeySet {
     by_kid: HashMap<String, Arc<Key>>,
     /// Keys without a `kid`, used only for tokens without one.
     anonymous: Vec<Arc<Key>>,
+    /// The keys refused for their strength, each named (`kid` and why).
+    refused: Vec<String>,
+    /// A digest of the document's usable keys, to tell a refresh that
+    /// changed nothing.
+    fingerprint: [u8; 32],
 }
 
 impl KeySet {
@@ -69,6 +85,12 @@ impl KeySet {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The keys refused for their strength, each named.
+    #[must_use]
+    pub fn refused(&self) -> &[String] {
+        &self.refused
     }
 
     /// The key for a token's `kid`; a token without one may use the only
@@ -109,6 +131,19 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
     }
 }
 
+/// The size of an RSA key's modulus in bits, from its base64url `n`.
+fn rsa_bits(n: &str) -> usize {
+    use base64::Engine as _;
+    let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(n.trim_end_matches('=')) else {
+        return 0;
+    };
+    let significant: &[u8] = match bytes.iter().position(|b| *b != 0) {
+        Some(i) => &bytes[i..],
+        None => return 0,
+    };
+    (significant.len() - 1) * 8 + (8 - significant[0].leading_zeros() as usize)
+}
+
 /// Why a key set cannot be had; a file's error names the file, a URL's
 /// the URL.
 #[derive(Debug, thiserror::Error)]
@@ -123,8 +158,11 @@ pub enum JwksError {
     #[error("the JWKS has no \"keys\" list")]
     NoKeys,
     /// None of the keys is one a token may be signed with.
-    #[error("the JWKS holds no usable key (RSA, P-256 or Ed25519 for signatures)")]
-    NoUsableKey,
+    #[error(
+        "the JWKS holds no usable key (RSA of at least {MIN_RSA_BITS} bits, P-256 or Ed25519, for signatures){}",
+        refused_text(.0)
+    )]
+    NoUsableKey(Vec<String>),
     /// The file cannot be read.
     #[error("{}: {source}", path.display())]
     Read {
@@ -144,6 +182,14 @@ pub enum JwksError {
     Fetch(#[from] fetch::FetchError),
 }
 
+fn refused_text(refused: &[String]) -> String {
+    if refused.is_empty() {
+        String::new()
+    } else {
+        format!("; refused: {}", refused.join(", "))
+    }
+}
+
 /// Parse a JWKS document, keeping the usable keys (others are skipped).
 ///
 /// # Errors
@@ -159,6 +205,7 @@ pub fn parse(bytes: &[u8]) -> Result<KeySet, JwksError> {
         .and_then(Value::as_array)
         .ok_or(JwksError::NoKeys)?;
     let mut set = KeySet::default();
+    let mut digest = Sha256::new();
     for k in keys {
         if set.len() >= MAX_KEYS {
             break;
@@ -169,10 +216,23 @@ pub fn parse(bytes: &[u8]) -> Result<KeySet, JwksError> {
         let Some(alg) = algorithm_of(&jwk) else {
             continue;
         };
+        if let AlgorithmParameters::RSA(p) = &jwk.algorithm {
+            let bits = rsa_bits(&p.n);
+            if bits < MIN_RSA_BITS {
+                let kid = jwk.common.key_id.as_deref().unwrap_or("(no kid)");
+                let kid: String = kid.chars().take(64).collect();
+                set.refused.push(format!(
+                    "{kid:?}: RSA key of {bits} bits, under {MIN_RSA_BITS}"
+                ));
+                continue;
+            }
+        }
         let Ok(decoding) = DecodingKey::from_jwk(&jwk) else {
             continue;
         };
         let key = Arc::new(Key { alg, decoding });
+        digest.update(k.to_string().as_bytes());
+        digest.update([0]);
         match jwk.common.key_id {
             Some(kid) if kid.chars().count() <= MAX_KID_CHARS => {
                 set.by_kid.entry(kid).or_insert(key);
@@ -181,6 +241,7 @@ pub fn parse(bytes: &[u8]) -> Result<KeySet, JwksError> {
             None => set.anonymous.push(key),
         }
     }
+    set.fingerprint = digest.finalize().into();
     Ok(set)
 }
 
@@ -197,7 +258,7 @@ pub async fn load(source: &KeySource) -> Result<KeySet, JwksError> {
     };
     let set = parse(&bytes)?;
     if set.is_empty() {
-        return Err(JwksError::NoUsableKey);
+        return Err(JwksError::NoUsableKey(set.refused));
     }
     Ok(set)
 }
@@ -309,6 +370,10 @@ impl Keys {
             Ok(set) => {
                 tracing::info!(keys = set.len(), "oauth.jwks_refreshed");
                 if let Ok(mut cur) = self.current.write() {
+                    if cur.fingerprint == set.fingerprint {
+                        // The same keys: what was admitted under them stays.
+                        return false;
+                    }
                     *cur = Arc::new(set);
                     self.generation.fetch_add(1, Ordering::SeqCst);
                 }

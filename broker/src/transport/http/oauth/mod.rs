@@ -9,11 +9,14 @@
 //! `none`, never an HMAC: a public key used as an HMAC secret cannot forge
 //! a token) and equal to the algorithm of the JWK its `kid` names (the
 //! algorithm is the key's, not the token's), no `crit`, a valid signature,
-//! an `iss` among the configured issuers, an `aud` naming the configured
-//! audience (RFC 8707: a token minted for another resource is refused), an
-//! `exp` (required) and `nbf` (when present) within `leeway_seconds`, a
-//! `sub`, and the required scope in `scope` (space-separated) or `scp` (a
-//! list or a string).
+//! an `iss` that is **one string** equal to one of the configured issuers
+//! (RFC 7519 §4.1.1: a StringOrURI, never a list), an `aud` naming the
+//! configured audience (RFC 8707: a token minted for another resource is
+//! refused), an `exp` (required) and `nbf` (when present) within
+//! `leeway_seconds`, an `iat` (when present) a number not later than now
+//! plus the leeway (a token issued in the future is refused), a `sub`, and
+//! the required scope in `scope` (space-separated) or `scp` (a list or a
+//! string).
 //!
 //! # Answers
 //!
@@ -93,6 +96,8 @@ impl Refusal {
 #[derive(Deserialize)]
 struct Claims {
     exp: Option<Value>,
+    iss: Option<Value>,
+    iat: Option<Value>,
     sub: Option<Value>,
     scope: Option<Value>,
     scp: Option<Value>,
@@ -288,6 +293,27 @@ impl Validator {
                 .map_err(|e| Refusal::Invalid(reason_of(e.kind())))?
         };
         let claims = data.claims;
+        // One string, equal to a configured issuer: the library also takes
+        // a list whose members include one.
+        match &claims.iss {
+            Some(Value::String(iss)) if self.config.issuers.iter().any(|i| i == iss) => {}
+            _ => return Err(Refusal::Invalid("bad_issuer")),
+        }
+        match &claims.iat {
+            None => {}
+            Some(Value::Number(iat)) => {
+                let latest = unix_now().saturating_add(self.config.leeway_seconds);
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "seconds since 1970 are far below 2^52"
+                )]
+                let latest = latest as f64;
+                if iat.as_f64().is_none_or(|iat| iat > latest) {
+                    return Err(Refusal::Invalid("not_yet_valid"));
+                }
+            }
+            Some(_) => return Err(Refusal::Invalid("malformed")),
+        }
         let Some(Value::String(sub)) = claims
             .sub
             .filter(|s| s.as_str().is_some_and(|s| !s.is_empty()))
@@ -368,7 +394,11 @@ pub fn probe_keys(config: &OauthConfig) -> Result<String, OauthError> {
         settings::KeySource::Path(p) => p.display().to_string(),
         settings::KeySource::Url(u) => u.clone(),
     };
-    Ok(format!("{} usable from {from}", set.len()))
+    let refused = match set.refused() {
+        [] => String::new(),
+        r => format!("; refused: {}", r.join(", ")),
+    };
+    Ok(format!("{} usable from {from}{refused}", set.len()))
 }
 
 /// The algorithm and `kid` of a token's header, read before anything else:
