@@ -368,13 +368,18 @@ impl Reply {
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(256);
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Append [`Reply::encode`]'s bytes to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         match (&self.id, &self.body) {
             (Some(id @ Id::Number(_)), Value::Object(members)) => {
-                super::json_out::write_object_with(members, "id", &mut out, |out| id.write(out));
+                super::json_out::write_object_with(members, "id", out, |out| id.write(out));
             }
-            _ => super::json_out::write_value(&self.body, &mut out),
+            _ => super::json_out::write_value(&self.body, out),
         }
-        out
     }
 
     /// The length of [`Reply::encode`]'s bytes, without writing them.

@@ -43,6 +43,7 @@ mod read_file; // whole files, ranges, numbering, empty files, line rule, binary
 mod redaction; // every rule over every tool and both halves, names, refusals, placeholders, settings.py
 mod redaction_shapes; // common credential shapes and multi-line forms, read whole through read_file
 mod redaction_sources; // decided on whole raw sources: multi-line context outside an excerpt, line numbers, no search oracle, names in fences, non-UTF-8 names
+mod resident_bytes; // answer bytes counted until no copy is left: non-reading HTTP clients and a stdio client that stops reading stdout pin at most the documented budget, every call still answered once
 mod resources; // files as resources (list paged, template, read through read_file's controls, -32602 with data.uri for every refused URI), path completion without denied names
 mod scanning; // INJ01-INJ10 end to end: line, excerpt, weights, noisy-OR, redacted excerpts
 mod search; // search_code: matches and filters, order, .gitignore, special files, escapes, limits

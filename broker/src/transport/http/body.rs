@@ -167,7 +167,11 @@ impl EventStream {
         });
         let len = reply.encoded_len() + EVENT_FRAMING;
         if let Some(held) = outbox.try_hold(len) {
-            return counted(event(&reply.encode()), held);
+            let mut ev = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            ev.extend_from_slice(EVENT_START);
+            reply.encode_into(&mut ev);
+            ev.extend_from_slice(EVENT_END);
+            return counted(ev, held);
         }
         tracing::warn!(reason = "answer_dropped", bytes = len, "http.refused");
         let busy = RpcError::new(
@@ -194,17 +198,21 @@ impl Drop for EventStream {
     }
 }
 
+/// What [`event`] writes before a message.
+const EVENT_START: &[u8] = b"event: message\ndata: ";
+/// What [`event`] writes after a message.
+const EVENT_END: &[u8] = b"\n\n";
 /// What [`event`] adds to a message.
-const EVENT_FRAMING: u64 = 23;
+const EVENT_FRAMING: u64 = (EVENT_START.len() + EVENT_END.len()) as u64;
 
 /// One SSE `message` event carrying one JSON-RPC message (which holds no
 /// newline: JSON strings escape them).
 fn event(json: &[u8]) -> Vec<u8> {
     let json = json.strip_suffix(b"\n").unwrap_or(json);
     let mut out = Vec::with_capacity(json.len() + EVENT_FRAMING as usize);
-    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(EVENT_START);
     out.extend_from_slice(json);
-    out.extend_from_slice(b"\n\n");
+    out.extend_from_slice(EVENT_END);
     out
 }
 

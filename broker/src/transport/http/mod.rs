@@ -659,7 +659,10 @@ async fn counted_answer(
     let encode = move || -> Result<Bytes, u64> {
         let len = reply.encoded_len();
         let held = outbox.try_hold(len).ok_or(len)?;
-        Ok(output::counted(reply.encode(), held))
+        // Written into a buffer of exactly its size: never copied as it grows.
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        reply.encode_into(&mut bytes);
+        Ok(output::counted(bytes, held))
     };
     let encoded = if small {
         encode()

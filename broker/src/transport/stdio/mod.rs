@@ -466,15 +466,24 @@ async fn dispatch(
             }
             if let Some(v) = answer {
                 // Held at its size from now until it is written.
-                let room = tx.fit(room, v.encoded_len()).await;
+                let len = v.encoded_len();
+                let room = tx.fit(room, len).await;
                 // Encoding a large answer is CPU work: off the (single)
                 // runtime thread, which also reads and answers control
                 // messages. A small one is encoded here: the hand-off to a
                 // thread and back would cost more.
-                let line = if crate::mcp::answer_text_bytes(v.body()) <= INLINE_WORK_BYTES / 2 {
-                    Ok(v.encode())
+                let small = crate::mcp::answer_text_bytes(v.body()) <= INLINE_WORK_BYTES / 2;
+                // Written into a buffer of exactly its size: a large answer
+                // is never copied as its buffer grows.
+                let encode = move || {
+                    let mut line = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+                    v.encode_into(&mut line);
+                    line
+                };
+                let line = if small {
+                    Ok(encode())
                 } else {
-                    tokio::task::spawn_blocking(move || v.encode()).await
+                    tokio::task::spawn_blocking(encode).await
                 };
                 if let Ok(line) = line {
                     tx.send_held(line, room).await;
