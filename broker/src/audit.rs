@@ -223,7 +223,10 @@ pub fn record(facts: &Facts, duration_us: u64) {
         .into_iter()
         .map(|(name, value)| (name, r.field(name, value)))
         .collect();
-    values.push(("caller", r.field("caller", Value::from(facts.caller.as_ref()))));
+    values.push((
+        "caller",
+        r.field("caller", Value::from(facts.caller.as_ref())),
+    ));
     values.push((
         "client",
         r.field("client", Value::from(facts.client.as_str())),
@@ -317,10 +320,7 @@ fn halve_longest(values: &mut [(&str, Value)]) -> bool {
     fn longest(v: &mut Value) -> Option<&mut String> {
         match v {
             Value::String(s) => Some(s),
-            Value::Array(items) => items
-                .iter_mut()
-                .filter_map(longest)
-                .max_by_key(|s| s.len()),
+            Value::Array(items) => items.iter_mut().filter_map(longest).max_by_key(|s| s.len()),
             _ => None,
         }
     }
@@ -473,7 +473,8 @@ mod tests {
             ("outcome", Value::from("ok")),
             ("bytes", Value::from(12u64)),
         ];
-        let line = |v: &[(&str, Value)]| logging::json_line("t", "INFO", &Value::from("audit"), None, v);
+        let line =
+            |v: &[(&str, Value)]| logging::json_line("t", "INFO", &Value::from("audit"), None, v);
         assert!(line(&values).len() > MAX_EVENT_BYTES);
         while line(&values).len() + 1 > MAX_EVENT_BYTES && halve_longest(&mut values) {}
         let written = line(&values);

@@ -827,7 +827,11 @@ mod tests {
             method.chars().count(),
             MAX_VALUE_CHARS + CUT_MARKER.chars().count()
         );
-        assert!(lines[0].len() < 3 * MAX_VALUE_CHARS + 200, "{}", lines[0].len());
+        assert!(
+            lines[0].len() < 3 * MAX_VALUE_CHARS + 200,
+            "{}",
+            lines[0].len()
+        );
     }
 
     #[test]

@@ -203,7 +203,7 @@ impl Req {
 
     /// `POST /mcp` carrying `body` as JSON, with the headers a 2026-07-28
     /// client sends (`MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name`
-    /// for `tools/call`) when the body carries modern `_meta`.
+    /// for `tools/call` and `resources/read`) when the body carries modern `_meta`.
     #[must_use]
     pub fn mcp(body: &Value) -> Req {
         let mut r = Req::new("POST", "/mcp")
@@ -216,7 +216,11 @@ impl Req {
             if let Some(m) = body["method"].as_str() {
                 r = r.header("Mcp-Method", m);
             }
-            if let Some(n) = params["name"].as_str() {
+            let name = match body["method"].as_str() {
+                Some("resources/read") => params["uri"].as_str(),
+                _ => params["name"].as_str(),
+            };
+            if let Some(n) = name {
                 r = r.header("Mcp-Name", n);
             }
         }

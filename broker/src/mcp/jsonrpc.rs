@@ -253,6 +253,25 @@ pub fn runs_nothing(msg: &Message) -> bool {
     msg.is_notification() && !msg.method.starts_with("notifications/")
 }
 
+/// The methods whose answer is built by running a tool in a worker:
+/// `tools/call`, and the MCP methods moat serves with one (`resources/read`
+/// reads a file, `resources/list` lists files, `completion/complete` lists
+/// a directory).
+pub const TOOL_METHODS: [&str; 4] = [
+    "tools/call",
+    "resources/read",
+    "resources/list",
+    "completion/complete",
+];
+
+/// Whether `msg` runs a tool, whatever method it names it by: such a
+/// request is admitted as a tool call by every transport (a tool slot, the
+/// answer budget), never answered beside them as a control message.
+#[must_use]
+pub fn runs_a_tool(msg: &Message) -> bool {
+    !msg.is_notification() && TOOL_METHODS.contains(&msg.method.as_str())
+}
+
 /// An error response to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -603,8 +622,12 @@ mod tests {
     #[test]
     fn a_request_method_sent_as_a_notification_runs_nothing() {
         let m = |v: Value| validate(v).unwrap();
-        assert!(runs_nothing(&m(json!({"jsonrpc": "2.0", "method": "tools/call"}))));
-        assert!(runs_nothing(&m(json!({"jsonrpc": "2.0", "method": "ping"}))));
+        assert!(runs_nothing(&m(
+            json!({"jsonrpc": "2.0", "method": "tools/call"})
+        )));
+        assert!(runs_nothing(&m(
+            json!({"jsonrpc": "2.0", "method": "ping"})
+        )));
         assert!(!runs_nothing(&m(
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled"})
         )));

@@ -293,6 +293,108 @@ fn http_control_messages_are_never_queued_behind_tool_calls_and_readyz_reports_s
     );
 }
 
+/// Requests that run a tool under another method's name: a file read, a
+/// listing of files, a completion that lists a directory.
+fn tool_running_requests() -> Vec<(&'static str, Value)> {
+    vec![
+        ("resources/read", json!({"uri": "moat://workspace/a.txt"})),
+        ("resources/list", json!({})),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "moat://workspace/{+path}"},
+                   "argument": {"name": "path", "value": "sr"}}),
+        ),
+    ]
+}
+
+#[test]
+fn http_every_request_that_runs_a_tool_takes_a_tool_slot_whatever_its_method() {
+    let fx = fixture();
+    let s = http(
+        &fx,
+        &[
+            ("MOAT_HTTP__MAX_IN_FLIGHT", "1"),
+            ("MOAT_SANDBOX__WORKERS", "1"),
+            ("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "60"),
+        ],
+    );
+    let worker = s.moat.wait_for_ready_workers(1)[0];
+    moat_tests::http::signal(worker, libc::SIGSTOP);
+    let addr = s.addr;
+    let held = std::thread::spawn(move || {
+        Req::mcp(&modern_call(10, "read_file", json!({"path": "a.txt"}))).send(addr)
+    });
+    assert!(
+        eventually(Duration::from_secs(10), || s.get("/readyz").status == 503),
+        "the held call never took the tool slot"
+    );
+    // The one tool slot is taken: each of these would run a tool, so each is
+    // refused at once like a tool call, not run beside the bound (where it
+    // would wait for the stopped worker).
+    let mut outcomes = Vec::new();
+    for (i, (method, params)) in tool_running_requests().into_iter().enumerate() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let body = modern(20 + i as i64, method, params);
+        std::thread::spawn(move || {
+            let _ = tx.send(Req::mcp(&body).send(addr));
+        });
+        outcomes.push((method, rx.recv_timeout(ANSWERED_WITHIN)));
+    }
+    ping_ok(&s);
+    moat_tests::http::signal(worker, libc::SIGCONT);
+    for (method, outcome) in outcomes {
+        let r = outcome
+            .unwrap_or_else(|_| panic!("{method} waited for the busy worker outside the tool slots"))
+            .unwrap();
+        assert_eq!(r.status, 503, "{method}: {r}");
+        assert!(r.text().contains("in flight"), "{method}: {r}");
+    }
+    assert_eq!(held.join().unwrap().unwrap().status, 200);
+    // Once the slot is free, each is served.
+    for (i, (method, params)) in tool_running_requests().into_iter().enumerate() {
+        let r = s.post(&modern(30 + i as i64, method, params));
+        assert_eq!(r.status, 200, "{method}: {r}");
+        assert!(r.json().get("result").is_some(), "{method}: {r}");
+    }
+}
+
+#[test]
+fn stdio_every_request_that_runs_a_tool_is_run_off_the_reader_whatever_its_method() {
+    let fx = fixture();
+    let mut m = stdio(
+        &fx,
+        Mode::Confined,
+        &[
+            ("MOAT_SANDBOX__WORKERS", "1"),
+            ("MOAT_SANDBOX__TOOL_TIMEOUT_SECONDS", "60"),
+        ],
+    );
+    let worker = m.wait_for_ready_workers(1)[0];
+    moat_tests::http::signal(worker, libc::SIGSTOP);
+    m.send(&call_msg(100, "read_file", json!({"path": "a.txt"})));
+    for (i, (method, params)) in tool_running_requests().into_iter().enumerate() {
+        m.send(&json!({"jsonrpc": "2.0", "id": 200 + i as i64, "method": method, "params": params}));
+    }
+    m.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    // Each of them waits for the stopped worker like a tool call, off the
+    // reader: the ping behind them is answered at once.
+    let mut others = Vec::new();
+    let ping = recv_id(&mut m, 1, ANSWERED_WITHIN, &mut others);
+    moat_tests::http::signal(worker, libc::SIGCONT);
+    let ping = ping.unwrap_or_else(|| panic!("a request that runs a tool held the reader"));
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    let mut seen: Vec<i64> = others.iter().filter_map(|v| v["id"].as_i64()).collect();
+    while seen.len() < 4 {
+        let v = m
+            .recv_within(Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("only {seen:?} answered; stderr:\n{}", m.stderr()));
+        assert!(v.get("result").is_some(), "{v}");
+        seen.push(v["id"].as_i64().unwrap());
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, vec![100, 200, 201, 202]);
+}
+
 #[test]
 fn http_beyond_the_wait_queue_a_call_is_refused_at_once_and_says_it_did_not_run() {
     let fx = fixture();

@@ -41,8 +41,9 @@
 //! must arrive within `http.header_timeout_ms` and a body within
 //! `http.body_timeout_ms`, so a slow or stalled client frees its slot.
 //! A body is read in full before anything else is taken, so stalled bodies
-//! hold only their own connections. Only `tools/call` (and `resources/read`)
-//! take a tool slot: at most `http.max_in_flight` of them at once, and the
+//! hold only their own connections. Only a request that runs a tool
+//! ([`jsonrpc::runs_a_tool`]: `tools/call`, `resources/read`,
+//! `resources/list`, `completion/complete`) takes a tool slot: at most `http.max_in_flight` of them at once, and the
 //! broker-wide admission (workers plus `sandbox.max_queued_calls`), beyond
 //! which the answer is 503 with `Retry-After`; `initialize`, `ping`,
 //! `tools/list`, `server/discover`, notifications and the probes never wait
@@ -568,10 +569,9 @@ async fn handle(st: &State, req: Request<Incoming>, conn: &admit::Conn<'_>) -> R
         return rpc_error_response(&e);
     }
     let is_notification = msg.is_notification();
-    // Only tool calls take a slot; every other method is answered at once
-    // however many tool calls are in flight.
-    let takes_slot =
-        !is_notification && matches!(msg.method.as_str(), "tools/call" | "resources/read");
+    // Only what runs a tool takes a slot; every other method is answered at
+    // once however many tool calls are in flight.
+    let takes_slot = jsonrpc::runs_a_tool(&msg);
     let permit = if takes_slot {
         if st.answers.over() {
             let response = refused_busy(
@@ -763,9 +763,8 @@ fn readyz(st: &State) -> Response<Body> {
     // too many answers waiting for their clients). A balancer should route
     // elsewhere until it clears; liveness (/healthz) is unaffected.
     let admission = st.server.admission();
-    let saturated = admission.saturated()
-        || st.in_flight.available_permits() == 0
-        || st.answers.over();
+    let saturated =
+        admission.saturated() || st.in_flight.available_permits() == 0 || st.answers.over();
     let ready = workspace_present && workers_ok && !saturated;
     let body = json!({
         "status": if ready { "ready" } else { "unready" },

@@ -219,10 +219,7 @@ impl AsRef<[u8]> for Counted {
 /// last copy (after the last byte is written, or with the connection).
 #[must_use]
 pub fn counted(bytes: Vec<u8>, held: Held) -> Bytes {
-    Bytes::from_owner(Counted {
-        bytes,
-        _held: held,
-    })
+    Bytes::from_owner(Counted { bytes, _held: held })
 }
 
 /// A connection's stream with the write timeout.

@@ -7,8 +7,9 @@
 //!   line ever being held in memory.
 //! * Invalid UTF-8 or JSON: `-32700`; nesting deeper than serde_json's 128
 //!   levels is a parse error too.
-//! * Reading never waits for a tool slot. `tools/call` (and `resources/read`)
-//!   run concurrently off the reader, as many as the admission
+//! * Reading never waits for a tool slot. Every request that runs a tool
+//!   ([`jsonrpc::runs_a_tool`]: `tools/call`, `resources/read`,
+//!   `resources/list`, `completion/complete`) runs concurrently off the reader, as many as the admission
 //!   ([`crate::supervisor::admission`]) has room for, the rest in arrival
 //!   order, and are answered as they finish. Every other message
 //!   (`initialize`, `ping`, `tools/list`, notifications such as
@@ -271,7 +272,7 @@ impl AsyncRead for ThreadedStdin {
 /// run off the reader, concurrently with other calls). Everything else is
 /// answered by the reader itself, in order, at once.
 fn takes_a_slot(msg: &jsonrpc::Message) -> bool {
-    !msg.is_notification() && matches!(msg.method.as_str(), "tools/call" | "resources/read")
+    jsonrpc::runs_a_tool(msg)
 }
 
 /// Bytes of tool-call lines read but not yet finished. Past it the reader

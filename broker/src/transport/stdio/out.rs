@@ -8,7 +8,10 @@
 //!   ([`Stdout::reserve`]); once its answer is measured the reservation is
 //!   cut (or grown) to the answer's size ([`Stdout::fit`]);
 //! * a line the reader makes itself (a control message's answer, a
-//!   refusal) takes its size before it is sent, waiting for room.
+//!   refusal) takes its size before it is sent, waiting for room, from a
+//!   part of the budget kept for such lines ([`CONTROL_ROOM`], a quarter of
+//!   a smaller budget): calls' reservations never take it, so however many
+//!   calls wait for a worker, a `ping` is still answered.
 //!
 //! So a client that stops reading stdout makes the broker hold at most the
 //! budget: calls wait for room before they run, and the reader, waiting
@@ -25,6 +28,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 const QUEUED_LINES: usize = 16;
 /// Progress notifications waiting for the thread at most.
 pub const NOTES: usize = 16;
+/// The part of the budget kept for the reader's own lines, in bytes.
+pub const CONTROL_ROOM: u32 = 1 << 20;
 /// Above this many bytes the thread's batch buffer is not kept.
 const KEPT_BATCH: usize = 256 * 1024;
 
@@ -39,10 +44,15 @@ struct Out {
 pub struct Stdout {
     tx: mpsc::Sender<Out>,
     notes: mpsc::Sender<Vec<u8>>,
+    /// Calls' answers.
     budget: Arc<Semaphore>,
-    /// The whole budget, and what a call reserves, in bytes.
+    /// The reader's own lines.
+    control: Arc<Semaphore>,
+    /// The calls' budget, and what a call reserves, in bytes.
     total: u32,
     reserve: u32,
+    /// The reader's budget, in bytes.
+    control_total: u32,
 }
 
 /// Bytes as a count of permits, within `cap`.
@@ -50,17 +60,27 @@ fn permits(n: u64, cap: u32) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX).min(cap)
 }
 
+/// The calls' part of a budget of `budget` bytes, what a call reserves of
+/// it, and the reader's part.
+fn parts(budget: u64, per_call: u64) -> (u32, u32, u32) {
+    let reserve = permits(per_call, u32::MAX).max(1);
+    let whole = permits(budget, u32::MAX);
+    let control = CONTROL_ROOM.min(whole / 4).max(1);
+    (whole.saturating_sub(control).max(reserve), reserve, control)
+}
+
 impl Stdout {
     /// Start the thread that owns stdout, with a budget of `budget` bytes
-    /// of which each call reserves `per_call` (the budget is raised to it).
+    /// of which each call reserves `per_call` and [`CONTROL_ROOM`] (a
+    /// quarter of a smaller budget) is kept for the reader's lines (the
+    /// calls' part is raised to one reservation).
     pub fn start(
         budget: u64,
         per_call: u64,
     ) -> std::io::Result<(Stdout, std::thread::JoinHandle<()>)> {
         let (tx, rx) = mpsc::channel::<Out>(QUEUED_LINES);
         let writer = start_writer(rx)?;
-        let reserve = permits(per_call, u32::MAX).max(1);
-        let total = permits(budget, u32::MAX).max(reserve);
+        let (total, reserve, control_total) = parts(budget, per_call);
         let (notes, mut notes_rx) = mpsc::channel::<Vec<u8>>(NOTES);
         let forward = tx.clone();
         tokio::spawn(async move {
@@ -74,8 +94,10 @@ impl Stdout {
             tx,
             notes,
             budget: Arc::new(Semaphore::new(total as usize)),
+            control: Arc::new(Semaphore::new(control_total as usize)),
             total,
             reserve,
+            control_total,
         };
         Ok((out, writer))
     }
@@ -86,16 +108,20 @@ impl Stdout {
         self.notes.clone()
     }
 
-    /// Send a line, counted first (waiting for room).
+    /// Send a line of the reader's, counted first in the reader's part
+    /// (waiting for room).
     pub async fn send(&self, line: Vec<u8>) {
-        let n = permits(line.len() as u64, self.total);
-        let Ok(held) = Arc::clone(&self.budget).acquire_many_owned(n).await else {
+        let n = permits(line.len() as u64, self.control_total);
+        let Ok(held) = Arc::clone(&self.control).acquire_many_owned(n).await else {
             return;
         };
-        let _ = self.tx.send(Out {
-            line,
-            held: Some(held),
-        }).await;
+        let _ = self
+            .tx
+            .send(Out {
+                line,
+                held: Some(held),
+            })
+            .await;
     }
 
     /// Room for one call's answer, taken before the call runs.
@@ -125,10 +151,13 @@ impl Stdout {
 
     /// Send a line that holds `held` until it is written.
     pub async fn send_held(&self, line: Vec<u8>, held: OwnedSemaphorePermit) {
-        let _ = self.tx.send(Out {
-            line,
-            held: Some(held),
-        }).await;
+        let _ = self
+            .tx
+            .send(Out {
+                line,
+                held: Some(held),
+            })
+            .await;
     }
 
     /// Bytes held now (for the tests).
@@ -188,8 +217,10 @@ mod tests {
             tx,
             notes,
             budget,
+            control: Arc::new(Semaphore::new(10)),
             total: 100,
             reserve: 40,
+            control_total: 10,
         };
         let a = out.reserve().await.unwrap();
         let b = out.reserve().await.unwrap();
@@ -205,5 +236,38 @@ mod tests {
         let c = out.fit(c, 10_000).await;
         assert_eq!(out.held(), 100);
         drop(c);
+    }
+
+    #[tokio::test]
+    async fn the_readers_lines_never_wait_for_calls_reservations() {
+        // The defaults: 32 MiB, 8 MiB a call.
+        let (total, reserve, control_total) = parts(32 << 20, 8 << 20);
+        assert_eq!(control_total, CONTROL_ROOM);
+        assert_eq!(u64::from(total) + u64::from(control_total), 32 << 20);
+        assert_eq!(total / reserve, 3);
+        // A budget of one answer still lets one call run.
+        assert_eq!(parts(1 << 20, 8 << 20).0, 8 << 20);
+        let (tx, mut rx) = mpsc::channel(4);
+        let (notes, _notes_rx) = mpsc::channel(1);
+        let out = Stdout {
+            tx,
+            notes,
+            budget: Arc::new(Semaphore::new(total as usize)),
+            control: Arc::new(Semaphore::new(control_total as usize)),
+            total,
+            reserve,
+            control_total,
+        };
+        let held: Vec<_> = [(); 3]
+            .iter()
+            .map(|()| out.budget.clone().try_acquire_many_owned(reserve).unwrap())
+            .collect();
+        assert!(out.budget.available_permits() < reserve as usize);
+        // With every call's reservation taken, a ping's answer still goes out.
+        tokio::time::timeout(std::time::Duration::from_secs(5), out.send(b"{}".to_vec()))
+            .await
+            .unwrap();
+        assert_eq!(rx.recv().await.unwrap().line, b"{}");
+        drop(held);
     }
 }

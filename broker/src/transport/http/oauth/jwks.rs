@@ -134,7 +134,9 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
 /// The size of an RSA key's modulus in bits, from its base64url `n`.
 fn rsa_bits(n: &str) -> usize {
     use base64::Engine as _;
-    let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(n.trim_end_matches('=')) else {
+    let Ok(bytes) =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(n.trim_end_matches('='))
+    else {
         return 0;
     };
     let significant: &[u8] = match bytes.iter().position(|b| *b != 0) {
