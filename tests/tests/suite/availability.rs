@@ -344,7 +344,9 @@ fn http_every_request_that_runs_a_tool_takes_a_tool_slot_whatever_its_method() {
     moat_tests::http::signal(worker, libc::SIGCONT);
     for (method, outcome) in outcomes {
         let r = outcome
-            .unwrap_or_else(|_| panic!("{method} waited for the busy worker outside the tool slots"))
+            .unwrap_or_else(|_| {
+                panic!("{method} waited for the busy worker outside the tool slots")
+            })
             .unwrap();
         assert_eq!(r.status, 503, "{method}: {r}");
         assert!(r.text().contains("in flight"), "{method}: {r}");
@@ -373,7 +375,9 @@ fn stdio_every_request_that_runs_a_tool_is_run_off_the_reader_whatever_its_metho
     moat_tests::http::signal(worker, libc::SIGSTOP);
     m.send(&call_msg(100, "read_file", json!({"path": "a.txt"})));
     for (i, (method, params)) in tool_running_requests().into_iter().enumerate() {
-        m.send(&json!({"jsonrpc": "2.0", "id": 200 + i as i64, "method": method, "params": params}));
+        m.send(
+            &json!({"jsonrpc": "2.0", "id": 200 + i as i64, "method": method, "params": params}),
+        );
     }
     m.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     // Each of them waits for the stopped worker like a tool call, off the

@@ -65,7 +65,10 @@ fn large_ids_cannot_rotate_earlier_audit_events_away_and_each_event_is_bounded()
         assert!(l.len() < MAX_EVENT_BYTES, "an event of {} bytes", l.len());
     }
     let earliest: Value = serde_json::from_str(&lines[0]).unwrap();
-    assert_eq!(earliest["path"], "a.txt", "the first event was rotated away");
+    assert_eq!(
+        earliest["path"], "a.txt",
+        "the first event was rotated away"
+    );
 }
 
 #[test]
@@ -80,11 +83,18 @@ fn an_id_shaped_like_a_credential_is_redacted_in_the_logs_and_the_audit_event() 
     m.recv_within(Duration::from_secs(30)).expect("answered");
     let (status, _, stderr) = m.finish_with_stderr();
     assert!(status.success());
-    assert!(!stderr.contains(&token), "a token id reached stderr:\n{stderr}");
+    assert!(
+        !stderr.contains(&token),
+        "a token id reached stderr:\n{stderr}"
+    );
     assert!(!stderr.contains(&aws), "a key id reached stderr:\n{stderr}");
     let audit = moat_tests::http::log_events(&stderr, "audit");
     assert_eq!(audit.len(), 2, "{stderr}");
-    assert_eq!(audit[0]["rpc_id"], "[redacted:github-token]", "{}", audit[0]);
+    assert_eq!(
+        audit[0]["rpc_id"], "[redacted:github-token]",
+        "{}",
+        audit[0]
+    );
 }
 
 /// The `key=value` fields of a logfmt line (after its timestamp, level and

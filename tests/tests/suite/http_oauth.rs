@@ -1172,12 +1172,22 @@ fn an_rsa_key_under_2048_bits_is_refused_at_load_and_doctor_names_it() {
         .chain([("MOAT_SANDBOX__MODE".to_owned(), "in-process".to_owned())])
         .collect();
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let args = ["doctor", "--transport", "http", "--json", "--workspace", root];
+    let args = [
+        "doctor",
+        "--transport",
+        "http",
+        "--json",
+        "--workspace",
+        root,
+    ];
     let run = run_moat(args, &env_ref);
     assert_eq!(run.code, Some(1), "{run}");
     let d: Value = serde_json::from_str(&run.stdout).unwrap();
     let keys = d["checks"]["oauth_keys"].as_str().unwrap_or("");
-    assert!(keys.contains("FAILED") && keys.contains("weak-1024") && keys.contains("1024 bits"), "{run}");
+    assert!(
+        keys.contains("FAILED") && keys.contains("weak-1024") && keys.contains("1024 bits"),
+        "{run}"
+    );
     // Beside a strong key: served, the weak one refused and named by doctor.
     let both = dir.path().join("both.json");
     std::fs::write(&both, jwks(&[&weak, &strong])).unwrap();
@@ -1189,10 +1199,18 @@ fn an_rsa_key_under_2048_bits_is_refused_at_load_and_doctor_names_it() {
     let run = run_moat(args, &env_ref);
     let d: Value = serde_json::from_str(&run.stdout).unwrap();
     let keys = d["checks"]["oauth_keys"].as_str().unwrap_or("");
-    assert!(keys.starts_with("1 usable") && keys.contains("weak-1024"), "{run}");
+    assert!(
+        keys.starts_with("1 usable") && keys.contains("weak-1024"),
+        "{run}"
+    );
     let (_fx, s) = broker(both.to_str().unwrap(), &[]);
     let mut seen = 0;
-    assert_invalid(&s, &s.send(&call().bearer(&weak.token(|_| {}))), "unknown_kid", &mut seen);
+    assert_invalid(
+        &s,
+        &s.send(&call().bearer(&weak.token(|_| {}))),
+        "unknown_kid",
+        &mut seen,
+    );
     assert_ok(&s.send(&call().bearer(&strong.token(|_| {}))));
 }
 
@@ -1225,12 +1243,20 @@ fn a_token_issued_in_the_future_beyond_the_leeway_is_refused() {
     let key = Signer::new(dir.path(), "ES256", "k");
     let path = dir.path().join("jwks.json");
     std::fs::write(&path, jwks(&[&key])).unwrap();
-    let (_fx, s) = broker(path.to_str().unwrap(), &[("MOAT_HTTP__OAUTH__LEEWAY_SECONDS", "60")]);
+    let (_fx, s) = broker(
+        path.to_str().unwrap(),
+        &[("MOAT_HTTP__OAUTH__LEEWAY_SECONDS", "60")],
+    );
     let mut seen = 0;
     let t = now();
     for iat in [t + 3600, t + 600] {
         let token = key.token(|c| c["iat"] = json!(iat));
-        assert_invalid(&s, &s.send(&call().bearer(&token)), "not_yet_valid", &mut seen);
+        assert_invalid(
+            &s,
+            &s.send(&call().bearer(&token)),
+            "not_yet_valid",
+            &mut seen,
+        );
     }
     let token = key.token(|c| c["iat"] = json!("yesterday"));
     assert_invalid(&s, &s.send(&call().bearer(&token)), "malformed", &mut seen);
@@ -1282,12 +1308,21 @@ fn production_refuses_a_jwks_or_configuration_file_others_can_write_naming_it() 
     let jwks_named = jwks_file.display().to_string();
     let config_named = config.display().to_string();
     let run = run_with(0o666, 0o600);
-    assert!(run.stdout.contains(&jwks_named) || run.stderr.contains(&jwks_named), "{run}");
-    assert!(run.stderr.contains("writable") || run.stdout.contains("writable"), "{run}");
+    assert!(
+        run.stdout.contains(&jwks_named) || run.stderr.contains(&jwks_named),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("writable") || run.stdout.contains("writable"),
+        "{run}"
+    );
     assert_ne!(run.code, Some(0), "{run}");
     let run = run_with(0o600, 0o620);
     let all = format!("{}{}", run.stdout, run.stderr);
-    assert!(all.contains(&config_named) && all.contains("writable"), "{run}");
+    assert!(
+        all.contains(&config_named) && all.contains("writable"),
+        "{run}"
+    );
     assert_ne!(run.code, Some(0), "{run}");
     // Owner-only: neither is named.
     let run = run_with(0o600, 0o600);

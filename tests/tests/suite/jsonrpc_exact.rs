@@ -140,8 +140,10 @@ fn a_null_id_is_an_invalid_request_answered_with_a_null_id_and_nothing_runs() {
         assert!(!stderr.contains("\"tool.call\""), "a tool ran:\n{stderr}");
     }
     let s = HttpMoat::start(&fx.root, &Options::new(Mode::InProcess));
-    let r = s.post(&json!({"jsonrpc": "2.0", "id": null, "method": "tools/call",
-        "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}));
+    let r = s.post(
+        &json!({"jsonrpc": "2.0", "id": null, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}),
+    );
     assert_eq!(r.status, 400, "{r}");
     assert_eq!(r.json()["id"], Value::Null, "{r}");
     assert_eq!(r.rpc_code(), -32600, "{r}");
@@ -195,7 +197,11 @@ fn stdio_a_tool_call_sent_as_a_notification_is_never_run_nor_answered_and_is_aud
         let refused = moat_tests::http::log_events(&stderr, "rpc.notification_refused");
         assert_eq!(refused.len(), 100, "{era:?}:\n{stderr}");
         let audit: Vec<Value> = moat_tests::http::log_events(&stderr, "audit");
-        assert_eq!(audit.len(), 60, "one audit event per tools/call and resources/read");
+        assert_eq!(
+            audit.len(),
+            60,
+            "one audit event per tools/call and resources/read"
+        );
         assert!(
             audit.iter().all(|a| a["outcome"] == "invalid_request"),
             "{audit:?}"

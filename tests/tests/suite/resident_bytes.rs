@@ -134,7 +134,11 @@ fn stdio_a_client_that_stops_reading_stdout_pins_at_most_the_stdout_budget() {
             break;
         }
         let v: Value = serde_json::from_str(&line).unwrap();
-        assert!(v["result"]["isError"] == false, "{}", &line[..200.min(line.len())]);
+        assert!(
+            v["result"]["isError"] == false,
+            "{}",
+            &line[..200.min(line.len())]
+        );
         ids.push(v["id"].as_i64().unwrap());
     }
     ids.sort_unstable();
@@ -150,8 +154,10 @@ fn non_reader(addr: std::net::SocketAddr, id: i64) -> TcpStream {
     socket.set_recv_buffer_size(4096).unwrap();
     socket.connect(&addr.into()).unwrap();
     let mut c: TcpStream = socket.into();
-    c.write_all(&Req::mcp(&modern_call(id, "read_file", json!({"path": "ctl.txt"}))).to_bytes(addr))
-        .unwrap();
+    c.write_all(
+        &Req::mcp(&modern_call(id, "read_file", json!({"path": "ctl.txt"}))).to_bytes(addr),
+    )
+    .unwrap();
     c
 }
 
@@ -170,21 +176,30 @@ fn http_clients_that_never_read_pin_at_most_the_answer_budget_with_default_setti
     let pid = s.moat.pid();
     let warm = s.post(&modern_call(1, "read_file", json!({"path": "ctl.txt"})));
     assert_eq!(warm.status, 200);
-    assert!(warm.body.len() > 5_000_000, "answer of {} bytes", warm.body.len());
+    assert!(
+        warm.body.len() > 5_000_000,
+        "answer of {} bytes",
+        warm.body.len()
+    );
     let base_kib = status_kib(pid, "VmRSS:");
     let conns: Vec<TcpStream> = (0..100).map(|i| non_reader(s.addr, 100 + i)).collect();
     assert!(
-        eventually(Duration::from_secs(180), || s.get("/readyz").json()["tool_calls"]
-            ["admitted"]
-            == json!(0)),
+        eventually(
+            Duration::from_secs(180),
+            || s.get("/readyz").json()["tool_calls"]["admitted"] == json!(0)
+        ),
         "not every call was handled; stderr:\n{}",
         s.stderr()
     );
     std::thread::sleep(Duration::from_millis(500));
-    let held = s.get("/readyz").json()["queued_answer_bytes"].as_u64().unwrap();
+    let held = s.get("/readyz").json()["queued_answer_bytes"]
+        .as_u64()
+        .unwrap();
     let peak_kib = status_kib(pid, "VmHWM:");
     let grown_mib = peak_kib.saturating_sub(base_kib) / 1024;
-    eprintln!("http non-readers: base {base_kib} KiB, peak {peak_kib} KiB, grown {grown_mib} MiB, held {held} bytes");
+    eprintln!(
+        "http non-readers: base {base_kib} KiB, peak {peak_kib} KiB, grown {grown_mib} MiB, held {held} bytes"
+    );
     // At most http.max_queued_bytes (32 MiB by default) of answers held,
     // counted until their buffers are dropped.
     assert!(held <= 32 * MIB, "{held} bytes held");
@@ -193,7 +208,10 @@ fn http_clients_that_never_read_pin_at_most_the_answer_budget_with_default_setti
     // without the count (a buffer partly taken by the kernel counted as
     // less than it holds, answers encoded before they were counted), over
     // 230 MiB.
-    assert!(grown_mib < 120, "RSS grew {grown_mib} MiB under 100 non-reading clients");
+    assert!(
+        grown_mib < 120,
+        "RSS grew {grown_mib} MiB under 100 non-reading clients"
+    );
     // Others are still served meanwhile.
     let ok = s.post(&json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
     assert_eq!(ok.status, 200, "{ok}");
