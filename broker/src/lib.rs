@@ -14,6 +14,7 @@
 //! | `error.rs` | every sentence a client is told about a failure |
 //! | `audit.rs`, `logging.rs`, `metrics.rs` | what the broker records, on stderr and the metrics listener |
 //! | `bearer.rs` | the constant-time bearer-token compare of the HTTP transport and the metrics listener |
+//! | `slots.rs` | connection slots and which connection is shed when all are taken: one admission for the MCP endpoint and the metrics listener |
 //! | `cursor.rs` | the paging cursors every paged tool shares |
 //!
 //! docs/design.md has the rules of which may import which, and the life of
@@ -59,6 +60,7 @@ pub mod fuzzing;
 mod logging;
 mod mcp;
 mod metrics;
+mod slots;
 mod supervisor;
 mod tool;
 mod transport;

@@ -15,7 +15,7 @@
 //! the HTTP transport's token), else 401.
 //!
 //! The listener admits connections as the MCP endpoint does
-//! (`transport::http::slots`): at most [`MAX_CONNECTIONS`] at once, and when
+//! ([`crate::slots`]): at most [`MAX_CONNECTIONS`] at once, and when
 //! they are all taken, one is shed for the new one, idle connections that
 //! never carried an admitted scrape first. A handful of idle connections
 //! cannot lock the scraper out.
@@ -429,7 +429,7 @@ pub const MAX_CONNECTIONS: usize = 16;
 ///
 /// When the address cannot be bound (the message names it).
 pub async fn start(addr: SocketAddr, token: &str) -> Result<(), BindError> {
-    use crate::transport::http::slots::Slots;
+    use crate::slots::Slots;
     let bind_error = |source| BindError { addr, source };
     let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
     let bound = listener.local_addr().map_err(bind_error)?;

@@ -216,11 +216,8 @@ fn http_a_tool_call_sent_as_a_notification_is_400_and_never_run() {
     let s = HttpMoat::start(&fx.root, &Options::new(Mode::InProcess));
     for era in Era::BOTH {
         for n in call_notifications(era) {
-            let mut req = Req::mcp(&n);
-            if let Some(uri) = n["params"]["uri"].as_str() {
-                req = req.header("Mcp-Name", uri);
-            }
-            let r = s.send(&req);
+            // `Req::mcp` sends the mirrored headers a client would.
+            let r = s.send(&Req::mcp(&n));
             assert_eq!(r.status, 400, "{n} -> {r}");
             assert_eq!(r.rpc_code(), -32600, "{r}");
             assert_eq!(r.json()["id"], Value::Null, "{r}");

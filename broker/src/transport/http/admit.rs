@@ -19,7 +19,7 @@
 //! connection per pause: each connection carries one request at a time.
 //!
 //! A held connection does no work and is the first to be shed when every
-//! connection slot is taken ([`super::slots`]); a connection that has
+//! connection slot is taken ([`crate::slots`]); a connection that has
 //! carried an admitted request is the last. So holding refusals cannot keep
 //! good callers from connecting. The number of connections is bounded by
 //! `http.max_connections`. Setting the pause to 0 turns pacing off.
@@ -32,8 +32,8 @@ use hyper::StatusCode;
 use hyper::header::{self, HeaderValue};
 
 use super::oauth;
-use super::slots::{Slot, Waiting};
 use super::{Body, State, plain_error};
+use crate::slots::{Slot, Waiting};
 
 /// The refusal budget and the pause beyond it.
 #[derive(Debug)]

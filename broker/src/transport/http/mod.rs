@@ -37,7 +37,7 @@
 //!
 //! At most `http.max_connections` connections; when all are taken, the one
 //! that has waited longest for a request head is closed to admit the new
-//! one ([`slots`]), so stalled clients cannot keep real ones out. Headers
+//! one ([`crate::slots`]), so stalled clients cannot keep real ones out. Headers
 //! must arrive within `http.header_timeout_ms` and a body within
 //! `http.body_timeout_ms`, so a slow or stalled client frees its slot.
 //! A body is read in full before anything else is taken, so stalled bodies
@@ -61,7 +61,6 @@ use crate::bearer as auth;
 pub mod oauth;
 pub mod origin;
 pub mod output;
-pub mod slots;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -196,7 +195,7 @@ pub async fn serve_on(
         write_timeout: Duration::from_millis(cfg.write_timeout_ms),
         server: Arc::clone(&server),
     });
-    let slots = slots::Slots::new(cfg.max_connections);
+    let slots = crate::slots::Slots::new(cfg.max_connections);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
@@ -264,7 +263,7 @@ pub async fn serve_on(
         let io = output::Guarded::new(stream, outbox, state.write_timeout);
         let conn = builder.serve_connection(TokioIo::new(io), service);
         let conn = graceful.watch(conn);
-        tokio::spawn(slots::Slots::serve(waiting, slot, permit, conn));
+        tokio::spawn(crate::slots::Slots::serve(waiting, slot, permit, conn));
     }
     drop(listener);
     tracing::info!("http.draining");
@@ -525,7 +524,8 @@ async fn handle(st: &State, req: Request<Incoming>, conn: &admit::Conn<'_>) -> R
         Ok(Err(BodyError::Busy)) => {
             // What costs is the bodies already held: the one that has been
             // arriving longest makes room for the next.
-            conn.waiting.shed_oldest_of(slots::Class::ReadingBody);
+            conn.waiting
+                .shed_oldest_of(crate::slots::Class::ReadingBody);
             return refused_busy(
                 "bodies_held",
                 "server busy: too many request bytes are being read",

@@ -15,7 +15,7 @@
 //! order ([`Class`]):
 //!
 //! 1. **held**: a refused request whose answer is being paced
-//!    (`super::admit`): it does no work for anyone;
+//!    (the HTTP transport's `admit`): it does no work for anyone;
 //! 2. **idle, never authenticated**: waiting for a request head on a
 //!    connection that has not yet carried an admitted request (a new
 //!    connection, one whose requests were refused, a probe's);
