@@ -813,7 +813,7 @@ mod tests {
     #[test]
     fn every_value_is_cut_after_it_is_redacted() {
         let token = github_token();
-        let long = format!("{}{token}{}", "a".repeat(10), "b".repeat(5000));
+        let long = format!("{} {token} {}", "a".repeat(10), "b".repeat(5000));
         let huge = "c".repeat(REDACT_WINDOW_BYTES * 4);
         let lines = logged(true, &[], || {
             tracing::warn!(method = %long, other = %huge, "rpc.error");

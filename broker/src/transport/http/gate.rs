@@ -295,9 +295,11 @@ mod tests {
             params: params.as_object().cloned().unwrap_or_default(),
         };
         for name in ["mcp-protocol-version", "mcp-method", "mcp-name"] {
+            // Each header once, then `name` a second time.
             let h = headers(&[
                 ("mcp-protocol-version", b"2026-07-28"),
                 ("mcp-method", b"tools/list"),
+                ("mcp-name", b"tools/list"),
                 (name, b"tools/list"),
             ]);
             let e = check_mirrored_headers(&msg(json!({})), &Mirrored::read(&h));
