@@ -40,7 +40,7 @@ fn output() -> Value {
     let (int, boolean, string, _) = scalars();
     json!({
         "path": string, "language": string,
-        "method": {"type": "string", "enum": ["parsed", "pattern", "none"]},
+        "method": {"type": "string", "enum": ["parsed", "partial", "pattern", "none"]},
         "items": {"type": "array", "items": {
             "type": "object", "additionalProperties": false,
             "required": ["end_line", "kind", "line", "name", "parent", "signature", "symbol_kind"],

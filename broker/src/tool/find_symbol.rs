@@ -65,10 +65,10 @@ fn output() -> Value {
                 "signature": string, "path": string, "language": string,
                 "language_kind": {"type": "string",
                     "description": "What the language calls it (struct, trait, interface, const, def, ...); kind is the class a filter matches."},
-                "method": {"type": "string", "enum": ["parsed", "pattern"]}
+                "method": {"type": "string", "enum": ["parsed", "partial", "pattern"]}
             }
         }},
-        "definition_count": int, "parsed_count": int, "pattern_count": int,
+        "definition_count": int, "parsed_count": int, "partial_count": int, "pattern_count": int,
         "unparseable_files": strings, "files_scanned": int, "files_skipped": int,
         "skipped_reasons": skipped_reasons_schema(), "truncated": boolean, "timed_out": boolean,
         "next_cursor": string,
@@ -108,11 +108,10 @@ pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
         ),
         _ => ("", true, "any"),
     };
-    let parsed = o
-        .definitions
-        .iter()
-        .filter(|d| d.method == SymbolMethod::Parsed)
-        .count() as u64;
+    let count = |m: SymbolMethod| o.definitions.iter().filter(|d| d.method == m).count() as u64;
+    let partial = count(SymbolMethod::Partial);
+    // Partial trees are parsed too: their definitions are as exact.
+    let parsed = count(SymbolMethod::Parsed) + partial;
     let pattern = o.definitions.len() as u64 - parsed;
     let files: std::collections::BTreeSet<&str> =
         o.definitions.iter().map(|d| d.path.as_str()).collect();
@@ -122,6 +121,12 @@ pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
         crate::error::quote(symbol),
         plural(files.len() as u64, "file", "files"),
     );
+    if partial > 0 {
+        let _ = write!(
+            summary,
+            " ({partial} of them from files that parse only in part: definitions inside the parts the grammar could not read are not found)"
+        );
+    }
     let mut n = Vec::new();
     if !o.unparseable_files.is_empty() {
         n.push(format!(
@@ -187,7 +192,7 @@ pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
     }
     let mut structured = obj(json!({
         "symbol": symbol, "exact": exact, "kind": kind, "definitions": defs,
-        "definition_count": o.definitions.len(), "parsed_count": parsed, "pattern_count": pattern,
+        "definition_count": o.definitions.len(), "parsed_count": parsed, "partial_count": partial, "pattern_count": pattern,
         "unparseable_files": o.unparseable_files.iter().map(|f| structured_name(f)).collect::<Vec<_>>(), "files_scanned": o.files_scanned,
         "files_skipped": o.files_skipped, "skipped_reasons": skipped_json(&o.skipped_reasons),
         "truncated": o.truncated, "timed_out": o.timed_out, "stopped_by": stopped_json(&o.stopped_by)

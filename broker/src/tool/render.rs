@@ -337,6 +337,7 @@ pub(crate) fn next_call(structured: &mut Map<String, Value>, call: Option<Value>
 pub(crate) fn method_str(m: SymbolMethod) -> &'static str {
     match m {
         SymbolMethod::Parsed => "parsed",
+        SymbolMethod::Partial => "partial",
         SymbolMethod::Pattern => "pattern",
     }
 }

@@ -369,6 +369,10 @@ pub struct SearchCodeOutput {
 pub enum SymbolMethod {
     /// By a parser: exact.
     Parsed,
+    /// By a parser, from a file that parses only in part (its syntax tree
+    /// has error nodes, as C files full of macros do): exact, taken from
+    /// outside the error nodes; a definition inside one is not found.
+    Partial,
     /// By a regular expression: may be a false positive.
     Pattern,
 }

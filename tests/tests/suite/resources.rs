@@ -29,6 +29,8 @@ fn fixture() -> Fixture {
     fx.file(".gitignore", "ignored.log\n");
     fx.file("ignored.log", "x\n");
     fx.file(".hidden_note", "x\n");
+    // `.gitignore` applies inside a repository.
+    fx.git(&["init", "--quiet"]);
     std::fs::write(fx.outside.join("secret.txt"), SECRET).expect("outside file");
     fx.symlink("escape.txt", fx.outside.join("secret.txt"));
     fx.hardlink("linked.txt", &fx.outside.join("secret.txt"));

@@ -387,3 +387,69 @@ fn denied_and_skipped_files_hold_no_definitions() {
     let paths: Vec<String> = defs(&fs).into_iter().map(|d| d.3).collect();
     assert_eq!(paths, ["src/demo/core.py"], "{fs}");
 }
+
+/// A C file the grammar reads only in part (macros it cannot expand leave
+/// error nodes, as in most files of a kernel tree) still gives its
+/// definitions from the tree: exact, marked `partial`, outside the error
+/// nodes; a word in a comment is never a definition.
+#[test]
+fn definitions_come_from_a_partial_tree_outside_its_error_nodes() {
+    let fx = Fixture::new();
+    fx.file(
+        "drivers/needle.c",
+        "#include <linux/module.h>\n\
+         /* needle_in_comment(void) is only mentioned here */\n\
+         static DEFINE_MUTEX(needle_lock);\n\
+         \n\
+         int needle_after(struct device *dev, int x)\n\
+         {\n\
+         \treturn x;\n\
+         }\n\
+         \n\
+         NEEDLE_BROKEN MACRO ( ; ] ;\n\
+         \n\
+         struct needle_state {\n\
+         \tint count;\n\
+         };\n\
+         \n\
+         unsigned long\n\
+         needle_kr_style(void)\n\
+         {\n\
+         \treturn 0;\n\
+         }\n",
+    );
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        for (name, line, kind) in [
+            ("needle_after", 5, "function"),
+            ("needle_state", 12, "class"),
+            ("needle_kr_style", 17, "function"),
+        ] {
+            let fs = ok(&mut m, "find_symbol", json!({"symbol": name}));
+            let d = &fs["definitions"][0];
+            assert_eq!(d["line"], line, "{mode:?} {name}: {fs}");
+            assert_eq!(d["kind"], kind, "{mode:?} {name}: {fs}");
+            assert_eq!(d["method"], "partial", "{mode:?} {name}: {fs}");
+            assert_eq!(fs["partial_count"], 1, "{fs}");
+            assert_eq!(fs["unparseable_files"], json!([]), "{fs}");
+        }
+        let fs = ok(
+            &mut m,
+            "find_symbol",
+            json!({"symbol": "needle_in_comment"}),
+        );
+        assert_eq!(fs["definitions"], json!([]), "{mode:?}: {fs}");
+        let o = ok(&mut m, "file_outline", json!({"path": "drivers/needle.c"}));
+        assert_eq!(o["method"], "partial", "{o}");
+        let names: Vec<&str> = o["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        for want in ["needle_after", "needle_state", "needle_kr_style"] {
+            assert!(names.contains(&want), "{want} not in {names:?}");
+        }
+        assert!(!names.contains(&"needle_in_comment"), "{names:?}");
+    }
+}

@@ -12,10 +12,15 @@
 //!   syntax tree.
 //! - **Pattern** (heuristic): Ruby, Kotlin, C#, PHP, Swift, shell and SQL are
 //!   matched with five regular expressions, which may report false
-//!   positives. A file of a parsed language that does not parse cleanly (the
-//!   tree has an `ERROR` or `MISSING` node), or that is larger than
-//!   [`PARSE_MAX_BYTES`], falls back to the patterns and is reported
-//!   [`FileDefinitions::unparseable`], so the caller can list it.
+//!   positives.
+//! - **Partial** (exact where it answers): a file of a parsed language whose
+//!   tree has error nodes (a C file full of macros the grammar cannot
+//!   expand) is read from that tree, passing over the error nodes: a
+//!   definition outside them is as exact as in a clean tree, one inside them
+//!   is not found. Only a file the parser gives up on (over its time
+//!   allowance) or larger than [`PARSE_MAX_BYTES`] falls back to the
+//!   patterns and is reported [`FileDefinitions::unparseable`], so the
+//!   caller can list it.
 //!
 //! # Matching
 //!
@@ -344,15 +349,17 @@ impl CompiledQuery {
         if lang.is_parsed() {
             if source.len() <= PARSE_MAX_BYTES {
                 match treesitter::extents(self, lang, rel_path, source, deadline) {
-                    Ok((found, other_kinds)) => {
+                    Ok(found) => {
+                        let partial = found.partial;
                         return FileDefinitions {
                             definitions: found
+                                .definitions
                                 .into_iter()
-                                .map(|(d, extent)| named(d, &extent, source).0)
+                                .map(|(d, extent)| partially(named(d, &extent, source).0, partial))
                                 .collect(),
                             unparseable: false,
                             timed_out: false,
-                            other_kinds,
+                            other_kinds: found.other_kinds,
                         };
                     }
                     Err(treesitter::Outcome::TimedOut) => {
@@ -447,19 +454,26 @@ pub fn outline(
     };
     if lang.is_parsed() && source.len() <= PARSE_MAX_BYTES {
         match treesitter::extents(&query, lang, rel_path, source, deadline) {
-            Ok((found, _)) => {
+            Ok(found) => {
+                let partial = found.partial;
                 let entries = found
+                    .definitions
                     .into_iter()
                     .map(|(definition, extent)| {
                         let (definition, kind) = named(definition, &extent, source);
                         OutlineEntry {
                             kind,
                             end_line: extent.end_line.max(definition.line),
-                            definition,
+                            definition: partially(definition, partial),
                         }
                     })
                     .collect();
-                return finish(entries, SymbolMethod::Parsed);
+                let method = if partial {
+                    SymbolMethod::Partial
+                } else {
+                    SymbolMethod::Parsed
+                };
+                return finish(entries, method);
             }
             Err(treesitter::Outcome::TimedOut) => return Outline::default(),
             Err(_) => {}
@@ -509,6 +523,14 @@ pub fn code_ranges(
 /// `interface` are both `class` there); an outline names them as written.
 /// `definition` with [`Definition::language_kind`] filled in from its
 /// syntax node, and that word.
+/// `definition`, marked as read from a partial tree when `partial`.
+fn partially(mut definition: Definition, partial: bool) -> Definition {
+    if partial {
+        definition.method = SymbolMethod::Partial;
+    }
+    definition
+}
+
 fn named(
     mut definition: Definition,
     extent: &treesitter::Extent,
@@ -612,7 +634,7 @@ fn pattern_kind(definition: &Definition) -> &'static str {
 /// definitions keep their source order).
 pub fn sort_definitions(definitions: &mut [Definition]) {
     definitions.sort_by(|a, b| {
-        let rank = |d: &Definition| d.method != SymbolMethod::Parsed;
+        let rank = |d: &Definition| d.method == SymbolMethod::Pattern;
         (rank(a), &a.path, a.line).cmp(&(rank(b), &b.path, b.line))
     });
 }

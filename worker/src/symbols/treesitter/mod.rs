@@ -154,29 +154,90 @@ pub(crate) struct Extent {
     pub(crate) node_kind: String,
 }
 
-/// Parse `source` and collect the definitions `query` wants, in source
-/// order, each with its [`Extent`], and how many definitions of the name the
-/// file has under the kinds the query left out. `Err` says why the file gave
-/// no tree (a syntax error in every grammar tried, or the deadline passed).
+/// What [`extents`] found in one file.
+pub(crate) struct Found {
+    /// The definitions, in source order, each with its [`Extent`].
+    pub(crate) definitions: Vec<(Definition, Extent)>,
+    /// Definitions of the name under the kinds the query left out.
+    pub(crate) other_kinds: KindCounts,
+    /// Read from a tree with error nodes: the definitions outside them.
+    pub(crate) partial: bool,
+}
+
+/// Parse `source` and collect the definitions `query` wants. A file that
+/// parses with errors in every grammar tried (a C file full of macros the
+/// grammar cannot expand is the common case) is read from the tree with the
+/// least text inside error nodes: every definition outside them is as exact
+/// as in a clean tree, and the answer says the tree was partial. `Err` says
+/// why the file gave no tree at all (the parse ran over its allowance, or
+/// the deadline passed).
 pub(crate) fn extents(
     query: &CompiledQuery,
     lang: Language,
     rel_path: &str,
     source: &str,
     deadline: Option<Instant>,
-) -> Result<(Vec<(Definition, Extent)>, KindCounts), Outcome> {
+) -> Result<Found, Outcome> {
+    let mut best: Option<(usize, Grammar, Tree)> = None;
     for &grammar in grammars(lang, rel_path) {
-        match parse(grammar, source, deadline) {
+        match parse(grammar, source, deadline, true) {
             Parsed::Tree(tree) => {
                 let mut cx = Cx::new(query, lang, rel_path, source, grammar);
                 walk(&tree, grammar.visit(), &mut cx);
-                return Ok(cx.finish());
+                let (definitions, other_kinds) = cx.finish();
+                return Ok(Found {
+                    definitions,
+                    other_kinds,
+                    partial: false,
+                });
+            }
+            Parsed::Partial(tree) => {
+                let errors = error_bytes(&tree);
+                if best.as_ref().is_none_or(|(b, _, _)| errors < *b) {
+                    best = Some((errors, grammar, tree));
+                }
             }
             Parsed::Error => {}
             Parsed::TimedOut => return Err(Outcome::TimedOut),
         }
     }
-    Err(Outcome::SyntaxError)
+    let Some((_, grammar, tree)) = best else {
+        return Err(Outcome::SyntaxError);
+    };
+    let mut cx = Cx::new(query, lang, rel_path, source, grammar);
+    walk(&tree, grammar.visit(), &mut cx);
+    let (definitions, other_kinds) = cx.finish();
+    Ok(Found {
+        definitions,
+        other_kinds,
+        partial: true,
+    })
+}
+
+/// Bytes of `tree`'s text inside error nodes (outermost ones counted once).
+fn error_bytes(tree: &Tree) -> usize {
+    let mut total = 0;
+    let mut stack = vec![tree.root_node()];
+    let mut cursor = tree.walk();
+    while let Some(node) = stack.pop() {
+        if node.is_error() {
+            total += node.byte_range().len();
+            continue;
+        }
+        if !node.has_error() {
+            continue;
+        }
+        cursor.reset(node);
+        if cursor.goto_first_child() {
+            loop {
+                stack.push(cursor.node());
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+    }
+    total
 }
 
 /// Whether each byte range of `source` lies in code rather than inside a
@@ -194,7 +255,7 @@ pub(crate) fn code_ranges(
     deadline: Option<Instant>,
 ) -> Option<Vec<bool>> {
     for &grammar in grammars(lang, rel_path) {
-        match parse(grammar, source, deadline) {
+        match parse(grammar, source, deadline, false) {
             Parsed::Tree(tree) => {
                 let root = tree.root_node();
                 return Some(
@@ -207,7 +268,7 @@ pub(crate) fn code_ranges(
                         .collect(),
                 );
             }
-            Parsed::Error => {}
+            Parsed::Partial(_) | Parsed::Error => {}
             Parsed::TimedOut => return None,
         }
     }
@@ -244,6 +305,9 @@ fn in_code(node: Node<'_>) -> bool {
 
 enum Parsed {
     Tree(Tree),
+    /// A tree with error nodes (kept only when the caller reads partial
+    /// trees).
+    Partial(Tree),
     Error,
     TimedOut,
 }
@@ -254,7 +318,7 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-fn parse(grammar: Grammar, source: &str, deadline: Option<Instant>) -> Parsed {
+fn parse(grammar: Grammar, source: &str, deadline: Option<Instant>, partial: bool) -> Parsed {
     if deadline.is_some_and(|d| Instant::now() >= d) {
         return Parsed::TimedOut;
     }
@@ -264,9 +328,10 @@ fn parse(grammar: Grammar, source: &str, deadline: Option<Instant>) -> Parsed {
             grammar,
             source,
             deadline,
+            partial,
         ),
         // Not reachable (nothing here re-enters), but never panic over it.
-        Err(_) => parse_with(&mut Parser::new(), grammar, source, deadline),
+        Err(_) => parse_with(&mut Parser::new(), grammar, source, deadline, partial),
     })
 }
 
@@ -311,6 +376,7 @@ fn parse_with(
     grammar: Grammar,
     source: &str,
     deadline: Option<Instant>,
+    partial: bool,
 ) -> Parsed {
     if parser.set_language(&grammar.language()).is_err() {
         return Parsed::Error;
@@ -322,9 +388,10 @@ fn parse_with(
     let mut timed_out = false;
     let mut calls: u32 = 0;
     let mut progress = |state: &ParseState| {
-        if state.has_error() {
+        if !partial && state.has_error() {
             // Every parse version is recovering from an error: the tree will
-            // have an ERROR node, so stop now rather than finish the recovery.
+            // have an ERROR node, which this caller cannot use, so stop now
+            // rather than finish the recovery.
             return ControlFlow::Break(());
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -347,6 +414,7 @@ fn parse_with(
     );
     match tree {
         Some(tree) if !tree.root_node().has_error() => Parsed::Tree(tree),
+        Some(tree) if partial => Parsed::Partial(tree),
         Some(_) => Parsed::Error,
         None => {
             // A cancelled parse leaves state behind for resumption; drop it.
@@ -657,6 +725,11 @@ fn walk<'t>(tree: &'t Tree, visit: Visit, cx: &mut Cx<'t>) {
     while let Some(frame) = stack.pop() {
         if cx.is_full() {
             break;
+        }
+        if frame.node.is_error() {
+            // Text the grammar could not read: nothing in it is taken as a
+            // definition (it may be a macro's arguments, or half of one).
+            continue;
         }
         cx.current = frame.scope;
         cx.outer = frame.outer;
