@@ -20,13 +20,14 @@ use std::sync::{LazyLock, OnceLock};
 use regex::Regex;
 
 use super::classic::compile;
+use super::reader::{READER_FAMILIES, expand};
 
 /// A family: its signal index in [`super::SIGNALS`], the anchors, and the
 /// patterns (any of which is a match).
-struct Family {
-    signal: usize,
-    anchors: &'static [&'static str],
-    patterns: &'static [&'static str],
+pub(super) struct Family {
+    pub(super) signal: usize,
+    pub(super) anchors: &'static [&'static str],
+    pub(super) patterns: &'static [&'static str],
 }
 
 // Shorthands: `{B}` an ASCII word boundary. Patterns run on one lowered line,
@@ -111,7 +112,7 @@ const FAMILIES: &[Family] = &[
             "<h3>system",
         ],
         patterns: &[
-            r"(?:^|[^a-z0-9_.\])])\[/?inst\]|<</?sys>>|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|<end\s+of\s+(?:session|conversation|turn|prompt)>",
+            r"(?:^|[^a-z0-9_.\])(\[,'\x22])\[/?inst\](?:[^)\],'\x22]|$)|<</?sys>>|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|<end\s+of\s+(?:session|conversation|turn|prompt)>",
             r"\[(?:system|assistant|user)\]\(#[a-z_-]*\)|\[system\]\s*\S|\(system_message\)|</?system>|</?instructions?>",
             r"^[\s>*/;-]{0,8}(?:#{1,6}|<h[1-6]>)\s*(?:system|assistant)(?:\s+(?:message|prompt|instructions?|note))?\s*:?\s*(?:</h[1-6]>)?\s*$",
         ],
@@ -376,7 +377,7 @@ pub(super) static FAMILY_SET: LazyLock<Families> = LazyLock::new(Families::new);
 impl Families {
     fn new() -> Families {
         let mut masks: HashMap<&'static str, u32> = HashMap::new();
-        for (i, family) in FAMILIES.iter().enumerate() {
+        for (i, family) in FAMILIES.iter().chain(READER_FAMILIES).enumerate() {
             for anchor in family.anchors {
                 *masks.entry(anchor).or_default() |= 1 << i;
             }
@@ -385,12 +386,13 @@ impl Families {
         anchors.sort_unstable();
         let patterns = FAMILIES
             .iter()
+            .chain(READER_FAMILIES)
             .map(|family| {
                 // One alternation per family: one search per candidate line.
                 let alternation = family
                     .patterns
                     .iter()
-                    .map(|p| format!("(?:{})", p.replace("{PH}", PLACEHOLDER)))
+                    .map(|p| format!("(?:{})", expand(&p.replace("{PH}", PLACEHOLDER))))
                     .collect::<Vec<_>>()
                     .join("|");
                 (family.signal, alternation, OnceLock::new())
