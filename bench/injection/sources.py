@@ -27,8 +27,8 @@ Writes a JSON list of {"source", "family", "text", "split"} to stdout.
 Usage: sources.py PKGS_DIR BIPIA_GIT_DIR PURPLELLAMA_GIT_DIR
 """
 
-import ast
 import base64
+import collections
 import hashlib
 import json
 import random
@@ -53,6 +53,24 @@ def jsonl(path):
         if line:
             out.append(json.loads(line))
     return out
+
+
+# A text is taken for English when most of its words are in an English word
+# list (Debian's wamerican, /usr/share/dict/words). Several kits translate
+# their payloads into low-resource languages; the signals read English, so
+# such payloads are left out of every source, and counted.
+ENGLISH_SHARE = 0.6
+WORDS = None
+
+
+def is_english(text):
+    global WORDS
+    if WORDS is None:
+        WORDS = {w.strip().lower() for w in open("/usr/share/dict/words", errors="replace")}
+    words = [w for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) > 1]
+    if not words:
+        return False
+    return sum(w in WORDS for w in words) / len(words) >= ENGLISH_SHARE
 
 
 def cap(rng, items, n=CAP):
@@ -102,7 +120,7 @@ def spikee(pkgs, rng):
 
 def pyrit(pkgs, rng):
     root = next(Path(pkgs).glob("pyrit*/pyrit/datasets/jailbreak/templates"))
-    requests = [t for _, _, t in spikee_instructions(pkgs)]
+    requests = [t for _, _, t in spikee_instructions(pkgs) if is_english(t)]
     out = []
     for path in sorted(root.rglob("*.yaml")):
         text = path.read_text(errors="replace")
@@ -218,6 +236,7 @@ OBFUSCATIONS = [
 def obfuscated(pkgs, rng):
     instructions = sorted({t for _, _, t in spikee_instructions(pkgs)})
     out = []
+    instructions = [t for t in instructions if is_english(t)]
     for name, transform in OBFUSCATIONS:
         for text in cap(rng, instructions, 40):
             out.append({"source": "obfuscated", "family": f"obfuscated.{name}", "text": transform(text, rng)})
@@ -229,6 +248,11 @@ def main():
     rng = random.Random(39)
     samples = (spikee(pkgs, rng) + pyrit(pkgs, rng) + bipia(bipia_repo, rng)
                + cyberseceval(purple_repo, rng) + obfuscated(pkgs, rng))
+    # Obfuscated payloads are English before they are hidden (checked there).
+    english = [s for s in samples if s["source"] == "obfuscated" or is_english(s["text"])]
+    dropped = collections.Counter(s["source"] for s in samples if s not in english)
+    samples = english
+    print(f"left out, not in English: {dict(dropped)}", file=sys.stderr)
     for sample in samples:
         sample["split"] = split_of(sample["source"], sample["text"])
     json.dump(samples, sys.stdout, indent=1, ensure_ascii=False)

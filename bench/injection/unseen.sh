@@ -7,7 +7,7 @@
 #
 # Prepares (once, under $INJECTION_DATA, default /work/shared/data/injection;
 # nothing of it is committed):
-#   * positives: spikee and pyrit from PyPI (`pip download --no-deps`, the
+#   * positives (English ones: wamerican word list, apt-get): spikee and pyrit from PyPI (`pip download --no-deps`, the
 #     wheels unpacked, nothing imported or run); BIPIA and PurpleLlama
 #     (CyberSecEval) as git directories given in $BIPIA_GIT and
 #     $PURPLELLAMA_GIT (clones of the public repositories);

@@ -90,6 +90,8 @@ const FAMILIES: &[Family] = &[
     Family {
         signal: 13,
         anchors: &[
+            "[end",
+            "[start",
             "[inst]",
             "[/inst]",
             "<<sys>>",
@@ -112,6 +114,7 @@ const FAMILIES: &[Family] = &[
             "<h3>system",
         ],
         patterns: &[
+            r"\[(?:end|start)\s+(?:of\s+)?(?:input|output|prompt|instructions?|user\s+input|system\s+prompt|context)\]",
             r"(?:^|[^a-z0-9_.\])(\[,'\x22])\[/?inst\](?:[^)\],'\x22]|$)|<</?sys>>|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|<end\s+of\s+(?:session|conversation|turn|prompt)>",
             r"\[(?:system|assistant|user)\]\(#[a-z_-]*\)|\[system\]\s*\S|\(system_message\)|</?system>|</?instructions?>",
             r"^[\s>*/;-]{0,8}(?:#{1,6}|<h[1-6]>)\s*(?:system|assistant)(?:\s+(?:message|prompt|instructions?|note))?\s*:?\s*(?:</h[1-6]>)?\s*$",
@@ -193,6 +196,9 @@ const FAMILIES: &[Family] = &[
     Family {
         signal: 18,
         anchors: &[
+            "following:",
+            "following :",
+            "this:",
             "reply with",
             "respond with",
             "answer with",
@@ -220,6 +226,7 @@ const FAMILIES: &[Family] = &[
             "disregard",
         ],
         patterns: &[
+            r"(?:^|[.!?:;]\s+|{B}(?:and|then|now|please|just|simply|instead)\s+)[\s>*#/-]{0,6}(?:state|print|say|write|output|respond\s+with|reply\s+with|answer\s+with)\s+(?:only\s+|exactly\s+|just\s+)?(?:the\s+following|this)\s*:",
             r"{B}(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+|just\s+|exactly\s+)?(?:the\s+following|this\s+(?:text|message|sentence|phrase)|[\x22“'<]|the\s+(?:text|phrase|words?|sentence|message){B})",
             r"{B}(?:reply|respond|answer)\s+only\s+with{B}",
             r"{B}(?:just|only|simply)\s+(?:print|say|output|type)\s+(?:[\x22“'<]|the\s+following|this{B}|exactly)|{B}(?:and|then)\s+(?:just\s+|only\s+)?print\s+(?:[\x22“'<]|the\s+following|this)",
@@ -338,6 +345,8 @@ const FAMILIES: &[Family] = &[
     Family {
         signal: 22,
         anchors: &[
+            "listen to",
+            "obey",
             "ignore",
             "disregard",
             "focus only",
@@ -347,6 +356,8 @@ const FAMILIES: &[Family] = &[
             "exclusively focus",
         ],
         patterns: &[
+            r"(?:^|[.!?:;,]\s*|{B}(?:please|and|then|now|just|simply|we|let's|must|should|were\s+to)\s+)(?:ignore|disregard)\s+(?:the|this|that|these|all\s+(?:the\s+)?|any\s+)(?:\w+\s+)?(?:resume|cv|function|webpage|web\s+page|document|article|text|code|table|paper|email|data|content|context|page|input|question|task|request|website|snippet|passage|review|message|report)s?{B}",
+            r"{B}(?:listen\s+to|obey)\s+(?:my|these|the\s+following|our|these\s+new)\s+(?:new\s+)?(?:instructions|orders|commands|directions|rules)\b",
             r"{B}(?:ignore|disregard|forget)\s+(?:all\s+)?(?:your|my)\s+(?:previous|prior|earlier|original|initial|above|preceding|former){B}",
             r"{B}(?:ignore|disregard)\s+(?:the\s+rest\s+of|everything\s+(?:else\s+)?(?:in|of))\s+(?:this|the)\s+(?:data|document|content|page|email|article|report|resume|snippet|message|webpage|website|text){B}",
             r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:other|negative|the\s+other|else)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)",

@@ -239,7 +239,7 @@ fn continues(bytes: &[u8], kind: Kind, prev: &Line, next: &Line) -> bool {
         return false;
     }
     match (kind, prev.marker) {
-        (Kind::Code(_), Marker::Plain) => {
+        (Kind::Code(_) | Kind::Data | Kind::Unknown, Marker::Plain) => {
             let last = a[a.len() - 1];
             (last.is_ascii_alphanumeric() || matches!(last, b',' | b'"' | b'\''))
                 && b[0].is_ascii_alphabetic()
@@ -286,13 +286,15 @@ fn has_code(content: &[u8]) -> bool {
         .any(|c| matches!(c, b';' | b'{' | b'}' | b'='))
 }
 
-/// Takes the carrier's markers out of the lines after the first of
-/// `text` (an excerpt of a file of `kind`, with its case) and joins them
+/// Takes the carrier's markers out of the lines after the first with words
+/// of `text` (an excerpt of a file of `kind`, with its case) and joins them
 /// with one space: the sentence a finding cites, as a reader reads it.
 pub(super) fn joined_excerpt(text: &str, kind: Kind) -> String {
     let mut out = String::with_capacity(text.len());
-    for (i, line) in text.split('\n').enumerate() {
-        if i == 0 {
+    for line in text.split('\n') {
+        // The line where the words start keeps what stands before them (a
+        // match may start with the marker of its own line).
+        if out.trim().is_empty() {
             out.push_str(line);
             continue;
         }

@@ -39,6 +39,18 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     Family {
         signal: 2,
         anchors: &[
+            "sentence of",
+            "line of",
+            "word of",
+            "words of",
+            "part of",
+            "paragraph of",
+            "lines of",
+            "sentences of",
+            "what's",
+            "what is",
+            "what are",
+            "your ",
             "initial",
             "original",
             "hidden",
@@ -68,6 +80,9 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             "beginning with",
         ],
         patterns: &[
+            r"{B}(?:sentence|line|word|words|part|paragraph|lines|sentences|characters)\s+of\s+your\s+(?:\w+\s+)?(?:system\s+(?:prompt|message|instructions?)|initial\s+(?:prompt|instructions)|instructions|prompt)\b",
+            r"{B}what(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:of\s+)?your\s+(?:\w+\s+)?(?:system\s+prompt|initial\s+prompt|instructions|rules|guidelines|directives|secret|password|configuration)\b",
+            r"(?:^|[.!?:;]\s+|{B}please\s+|{B}now\s+|{B}then\s+|{B}and\s+|{B}to\s+)[\s>*#/-]{0,6}(?:output|reveal|print|disclose|leak|dump|share|display|expose)\s+your\s+(?:unique\s+|internal\s+|secret\s+|private\s+|hidden\s+|full\s+|entire\s+|current\s+)?(?:id|identifier|configuration|config|settings|instructions|rules|secrets?|password|api\s+key|credentials|system\s+prompt|prompt|guidelines)\b",
             r"{B}(?:repeat|print|output|reveal|show|display|dump|share|tell\s+me|give\s+me|write\s+(?:out|down)|recite|spell\s+out|leak|disclose|paste|echo|provide|type\s+out){B}[^.\n]{0,60}?{B}(?:your|the|my|its|all|any)\s+(?:\w+\s+){0,3}?(?:initial|original|hidden|secret|previous|earlier|preceding|first|pre-?)[\s-]?(?:prompts?|instructions|directives|guidelines){B}",
             r"{B}(?:repeat|print|output|reveal|show|display|dump|share|tell\s+me|give\s+me|write\s+(?:out|down)|recite|spell\s+out|leak|disclose|paste|echo|provide){B}[^.\n]{0,60}?{B}your\s+(?:\w+\s+){0,2}?system\s+(?:prompt|message|instructions?){B}",
             r"{B}(?:repeat|print|output|reveal|show|display|dump|share|write\s+(?:out|down)|recite|copy|spell\s+out|paste|echo|list)\s+(?:all\s+|back\s+|out\s+|me\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|everything|content|sentences|tokens|instructions|messages)\s+(?:above|before\s+this|so\s+far|preceding|of\s+(?:the|your)\s+(?:previous|earlier|first|initial)\s+(?:messages?|prompts?))",
@@ -81,6 +96,25 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     Family {
         signal: 3,
         anchors: &[
+            "as if you",
+            "let's act",
+            "lets act",
+            "godmode",
+            "god mode",
+            "safety",
+            "content restrictions",
+            "ethical",
+            "protocols",
+            "procedures",
+            "safeguards",
+            "disclaimer",
+            "respond as",
+            "answer as",
+            "reply as",
+            "behave as",
+            "behave like",
+            "you will act",
+            "you are now in",
             "from now on",
             "act as",
             "act like",
@@ -127,6 +161,13 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             "reply to any",
         ],
         patterns: &[
+            r"{B}as\s+if\s+you\s+(?:are|were)\s+(?:an?\s+)?(?:\w+\s+){0,3}(?:ai|assistant|chatbot|model|bot|llm|character|persona)\b",
+            r"{B}let'?s\s+act\s+out\b",
+            r"{B}god\s*mode\b",
+            r"{B}(?:safety|content|ethical|moral)\s+(?:restrictions|filters|guidelines|guardrails|protocols|checks|constraints|limits)\s*(?::|=|are|is|have\s+been|were|now)?\s*(?:none|disabled|off|suspended|removed|lifted|deactivated|turned\s+off|bypassed)\b",
+            r"{B}(?:standard|safety|normal|usual|all)\s+(?:protocols|procedures|guidelines|restrictions|safeguards|filters)\s+(?:are\s+|have\s+been\s+|were\s+)?(?:suspended|disabled|lifted|deactivated|removed|bypassed|overridden)\b",
+            r"{B}(?:omit|skip|drop|never\s+(?:include|add|give|issue)|don't\s+(?:include|add|give|issue)|do\s+not\s+(?:need\s+to\s+)?(?:include|add|give|issue)|no\s+need\s+(?:for|to\s+(?:include|add|give|issue)))\s+(?:any\s+)?(?:\w+\s+){0,2}disclaimers?\b",
+            r"{B}you\s+are\s+now\s+in\s+(?:[a-z]+\s+){1,3}mode\b",
             r"{B}from\s+now\s+on\s*,?\s+(?:you\s+(?:are|will|must|shall|should|can)|you're|you'll|act|pretend|respond|answer|reply|behave|roleplay|only\s+(?:respond|answer|reply|speak|talk)){B}",
             r"{B}(?:you\s+(?:are\s+(?:going\s+)?to|will|must|shall|should|need\s+to)|you're\s+going\s+to|you'll|i\s+want\s+you\s+to|please|now)\s+(?:now\s+|always\s+)?(?:act|pretend|behave|respond|answer|roleplay|role-play|role\s+play|play\s+the\s+(?:role|part))\s+(?:as|like|to\s+be){B}",
             r"{B}pretend\s+(?:that\s+)?(?:you\s+are|you're|to\s+be){B}",
@@ -248,6 +289,14 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             r"{B}(?:add|include|insert|append|prepend|put|print|output|reveal|write|mention|list|paste|attach|embed|state){B}[^.\n]{0,80}?{DATA}[^.\n]{0,60}?{B}(?:in|into|to|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of|within)\s+(?:each\s+of\s+)?your\s+(?:\w+\s+)?(?:responses?|answers?|reply|replies|output|summary|completion){B}",
         ],
     },
+    // INJ09: an override claimed in the name of the system or its makers.
+    Family {
+        signal: 8,
+        anchors: &["override"],
+        patterns: &[
+            r"{B}(?:system|safety|security|framework|protocol|admin|administrator|developer|emergency|root|sudo|master|training\s+data|policy|guideline|instruction|alignment)\s+override{B}",
+        ],
+    },
     // INJ26: an instruction addressed to the one reading.
     Family {
         signal: 25,
@@ -292,6 +341,11 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             "gemini",
         ],
         patterns: &[
+            r"(?:^|[.!?:;]\s+|{B}please\s+|{B}then\s+|{B}also\s+|{B}and\s+|{B}just\s+|{B}always\s+|{B}to\s+)[\s>*#/-]{0,6}(?:enhance|modify|render|express|apply|group|alter|adjust|change|convert|transform|structure|compose|craft|frame|shape|style|phrase|spell|deliver|sprinkle|infuse|slip|suggest|hint|spread|mix|supplement|enrich|augment|finish|close|preface|prefix|sign|limit|restrict|shorten|capitalize|emphasize|highlight|wrap|surround|substitute|swap|rearrange|scramble|shuffle|split|separate|divide|obfuscate|fuse|meld|merge|adopt|employ|utilize|harmonize|interweave|streamline|hone|give|consider|reply|respond|answer|communicate|convey|word|organize|arrange|list|number|sort|rank|summarize|summarise|paraphrase|simplify|elaborate|expand|condense|tailor|personalize|adapt)\b[^.\n]{0,100}?{B}your\s+(?:entire\s+|whole\s+|final\s+|next\s+|every\s+)?(?:responses?|answers?|reply|replies|output|summary|completion|code|solution|codebase|implementation|algorithm)(?:'s)?{B}",
+            r"{B}your\s+(?:responses?|answers?|reply|replies)\s*,?\s+(?:beginning|starting|ending|prefixed|followed)\s+(?:with|by)\b",
+            r"{B}(?:the\s+)?(?:following|below|subsequent|given|provided|attached)\s+code\s+(?:block|snippet|excerpt|section|segment|fragment|piece|sample)\b[^.\n]{0,100}?{B}your\s+(?:code|solution|implementation|codebase|algorithm|response|answer|program|script)\b",
+            r"{B}your\s+(?:code|solution|implementation|codebase|algorithm|response|answer)\b[^.\n]{0,100}?{B}(?:the\s+)?(?:following|below|subsequent|given|provided)\s+code\s+(?:block|snippet|excerpt|section|segment|fragment|piece|sample)\b",
+            r"{B}your\s+(?:own\s+)?(?:safety\s+(?:training|filters|guidelines|protocols|measures|constraints|restrictions|rules|policies|guardrails)|content\s+(?:filters|polic(?:y|ies)|guidelines|restrictions|moderation)|(?:ethical|moral)\s+(?:guidelines|constraints|restrictions|rules|principles|programming|training)|guardrails|refusals?|alignment\s+training)\b",
             // A TODO addressed to an AI.
             r"{B}(?:todo|fixme|xxx|note)(?:\s*\([^)\n]{0,30}\))?\s*[:-]?\s*(?:for|to)\s+(?:the\s+|any\s+|all\s+|an?\s+)?{AI}{B}",
             // A TODO asking for an action on people, data, money or a site.
