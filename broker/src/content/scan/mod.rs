@@ -552,6 +552,14 @@ fn keep_real_turn_markers(lowered: &str, hits: &mut Vec<Hit>) {
         }
         let word = span.start + (matched.len() - matched.trim_start().len());
         let line = line_bounds(lowered, word);
+        // A label whose body is indented under it (a definition list).
+        let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+        if line.end < lowered.len() {
+            let next = &lowered[line_bounds(lowered, line.end + 1)];
+            if !next.trim().is_empty() && indent(next) > indent(&lowered[line.clone()]) {
+                return false;
+            }
+        }
         if line.start == 0 {
             return true;
         }
