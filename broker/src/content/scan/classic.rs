@@ -61,12 +61,12 @@ pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl
 pub(super) const INJ08: &str = r"{B}(?:run|execute|invoke){B}[^.\n]{0,25}?{B}(?:the{S}+following|this){B}[^.\n]{0,15}?{B}(?:command|script|shell|code){B}";
 // The signal as one regex; the tests check the split form against it.
 #[cfg(test)]
-pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instructions?){B}";
 // INJ09 is matched as `INJ09_THIS|(?:^|[^a-z0-9_\-])INJ09_ROLE` (see MATCHERS).
 pub(super) const INJ09_THIS: &str =
     r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}";
 pub(super) const INJ09_ROLE: &str =
-    r"(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+    r"(?:admin|administrator|owner|developer){S}+(?:override|instructions?){B}";
 pub(super) const INJ10: &str = r"{B}(?:do{S}+not|don't|never){B}[^.\n]{0,25}?{B}(?:tell|mention|inform|reveal{S}+to|show){B}[^.\n]{0,20}?{B}(?:the{S}+)?(?:user|developer|human|operator){B}";
 
 /// Expands the `{B}`, `{S}` and `{HS}` shorthands.

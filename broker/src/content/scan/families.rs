@@ -181,7 +181,7 @@ const FAMILIES: &[Family] = &[
             "i gave you",
         ],
         patterns: &[
-            r"{B}(?:note|message|notice|memo|instructions?|comment)\s+(?:by|from|to|for)\s+(?:an?\s+|the\s+|all\s+|any\s+)?(?:trustworthy|trusted|expert|senior|verified|official|automated|ai{B}|llms?{B}|language\s+models?|assistants?{B}|chatbots?|bots?{B}|agents?{B}|gpt|claude|copilot)",
+            r"{B}(?:note|message|notice|memo|instructions?|comment)\s+(?:by|from)\s+(?:an?\s+|the\s+)?(?:trustworthy|trusted|expert|senior|verified|official)",
             r"{B}(?:system|assistant|internal|hidden|ai|model)\s+chain[\s-]+of[\s-]+thought",
             r"{B}hidden\s+(?:[a-z-]+\s+){0,3}(?:profile|note|instructions?|message|text|metadata|prompt)s?\s+(?:for|to)\s+(?:the\s+)?(?:automated|ai{B}|llms?{B}|screening|language\s+models?|bots?{B}|agents?{B}|assistants?{B}|machines?)",
             r"{B}(?:invisible|hidden)\s+to\s+(?:the\s+)?humans?{B}|{B}visible\s+(?:only\s+)?to\s+(?:the\s+)?(?:llms?|ai|language\s+models?|bots?|machines|automated)",
@@ -257,7 +257,7 @@ const FAMILIES: &[Family] = &[
             "demeaning",
         ],
         patterns: &[
-            r"{B}(?:write|generate|produce|compose|create|say|output|give|tell|make)\s+(?:me\s+)?(?:one|an?|some|\d+|several|a\s+few)?\s*(?:\w+\s+){0,2}(?:toxic|discriminatory|offensive|harmful|hateful|racist|sexist|insulting|derogatory|negative|unfriendly|abusive|violent|demeaning|degrading|rude)\s+(?:\w+\s+){0,2}(?:sentences?|statements?|jokes?|paragraphs?|comments?|tweets?|posts?|remarks?|messages?|content|story|poem|essay|slurs?)",
+            r"{B}(?:write|generate|produce|compose|create|say|output|give|tell|make)\s+(?:me\s+)?(?:one|an?|some|\d+|several|a\s+few)\s+(?:\w+\s+){0,2}(?:toxic|discriminatory|offensive|harmful|hateful|racist|sexist|insulting|derogatory|negative|unfriendly|abusive|violent|demeaning|degrading|rude)\s+(?:\w+\s+){0,2}(?:sentences?|statements?|jokes?|paragraphs?|comments?|tweets?|posts?|remarks?|messages?|content|story|poem|essay|slurs?)",
             r"{B}(?:toxic|discriminatory|offensive|hateful|racist|sexist|derogatory|demeaning)\s+(?:sentences?|statements?|jokes?|remarks?|content|comments?)\s+about{B}",
         ],
     },
@@ -357,7 +357,7 @@ const FAMILIES: &[Family] = &[
         ],
         patterns: &[
             r"(?:^|[.!?:;,]\s*|{B}(?:please|and|then|now|just|simply|we|let's|must|should|were\s+to)\s+)(?:ignore|disregard)\s+(?:the|this|that|these|all\s+(?:the\s+)?|any\s+)(?:\w+\s+)?(?:resume|cv|function|webpage|web\s+page|document|article|text|code|table|paper|email|data|content|context|page|input|question|task|request|website|snippet|passage|review|message|report)s?{B}",
-            r"{B}(?:listen\s+to|obey)\s+(?:my|our|these\s+new)\s+(?:new\s+)?(?:instructions|orders|commands)\b",
+            r"{B}(?:listen\s+to|obey)\s+(?:my|our|these\s+new)\s+(?:new\s+)?(?:instructions|orders|commands){B}",
             r"{B}(?:ignore|disregard|forget)\s+(?:all\s+)?(?:your|my)\s+(?:previous|prior|earlier|original|initial|above|preceding|former){B}",
             r"{B}(?:ignore|disregard)\s+(?:the\s+rest\s+of|everything\s+(?:else\s+)?(?:in|of))\s+(?:this|the)\s+(?:data|document|content|page|email|article|report|resume|snippet|message|webpage|website|text){B}",
             r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:other|negative|the\s+other|else)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)",

@@ -368,7 +368,9 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
 /// or Greek text has letters without a Latin look-alike, or neighbours in
 /// its own script, and is left alone.
 fn disguised_word(raw: &str, start: usize) -> Option<usize> {
-    /// Spaces and punctuation passed over to reach the neighbouring word.
+    /// Spaces and sentence punctuation passed over to reach the neighbouring
+/// word (quotes and brackets end the look: in code they part a string in
+/// another script from the Latin identifiers around it).
     const GAP: usize = 3;
     if raw[..start].chars().next_back().is_some_and(char::is_alphabetic) {
         return None;
@@ -376,6 +378,10 @@ fn disguised_word(raw: &str, start: usize) -> Option<usize> {
     let (end, latin) = latin_word(&raw[start..])?;
     if latin {
         return Some(start + end);
+    }
+    // A one-letter word (Russian `в`, `с`, `о`) is no evidence either way.
+    if raw[start..start + end].chars().count() < 2 {
+        return None;
     }
     let end = start + end;
     let near = |text: &str, backwards: bool| {
@@ -398,10 +404,10 @@ fn disguised_word(raw: &str, start: usize) -> Option<usize> {
                 } else {
                     &text[i..]
                 };
-                return latin_word(word).is_some_and(|(_, latin)| latin);
+                return latin_word(word).is_some_and(|(len, latin)| latin && len > 1);
             }
             gap += 1;
-            if c == '\n' || gap > GAP || !(c.is_whitespace() || c.is_ascii_punctuation()) {
+            if c == '\n' || gap > GAP || !(c.is_whitespace() || ",.;:!?".contains(c)) {
                 return false;
             }
         }

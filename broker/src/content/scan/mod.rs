@@ -49,6 +49,8 @@ use gate::GATE;
 
 /// Index of INJ06 (role markers).
 const ROLE_MARKER: usize = 5;
+/// Index of INJ10 (concealment).
+const CONCEALMENT: usize = 9;
 /// Index of INJ14 (chat-template tokens).
 const TEMPLATE: usize = 13;
 /// The classic signals that read the prose view too: all but those judged
@@ -391,6 +393,10 @@ impl Scanner {
             Hit::Folded(span) => template_in_case(&lowered[span.clone()], &folded.original(span.clone())),
             Hit::Raw(..) => true,
         });
+        hits[CONCEALMENT].retain(|hit| match hit {
+            Hit::Folded(span) => asks_to_conceal(&lowered[span.clone()]),
+            Hit::Raw(..) => true,
+        });
         if decode {
             let mut candidates = decode::candidates(source);
             if invisible > 0 {
@@ -570,6 +576,16 @@ fn keep_real_turn_markers(lowered: &str, hits: &mut Vec<Hit>) {
             .last()
             .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b',')
     });
+}
+
+/// Whether an INJ10 match ("do not … tell … the user") asks to keep
+/// something from the user, rather than saying there is no need to tell
+/// them ("you don't need to tell the user", "never forget to inform the
+/// operator").
+fn asks_to_conceal(matched: &str) -> bool {
+    !["need to", "have to", "want to", "bother to", "forget to", "hesitate to", "fail to"]
+        .iter()
+        .any(|words| matched.contains(words))
 }
 
 /// Whether a chat-template token found in the lowered text stands in the
