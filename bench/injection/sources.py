@@ -157,14 +157,24 @@ def git_show(repo, path):
                           check=True, capture_output=True).stdout.decode()
 
 
+BARE_TASKS = {"Task Automation", "Business Intelligence", "Conversational Agent",
+              "Research Assistance", "Sentiment Analysis"}
+
+
 def bipia(repo, rng):
     out = []
     for name in ("text_attack_train.json", "text_attack_test.json",
                  "code_attack_train.json", "code_attack_test.json"):
         data = json.loads(git_show(repo, f"benchmark/{name}"))
         for category, texts in data.items():
+            # Five text categories are a task for the reader and nothing
+            # else ("What is the capital of Brazil?"): no words tell them from
+            # a document's own questions. They are reported apart.
+            kind = name.split("_")[0]
+            if category in BARE_TASKS:
+                kind += "-task"
             for text in texts:
-                out.append({"source": "bipia", "family": f"bipia.{name.split('_')[0]}",
+                out.append({"source": "bipia", "family": f"bipia.{kind}",
                             "text": text.strip(), "category": category})
     return out
 

@@ -163,7 +163,7 @@ const MIN_LEET_WORDS: usize = 3;
 /// Lines written in leetspeak (`1gn0r3 4ll pr3v10u5 1n57ruc710n5`), read
 /// back as letters, joined into one decoded text. A word counts when it
 /// mixes letters with digits that stand for letters and is no number,
-/// hexadecimal constant or identifier (`0x1f`, `utf8`, `x86_64`); a line
+/// hexadecimal constant or identifier (`0x1f`, `deadbeef`, `x86_64`); a line
 /// counts when such words make at least a third of it. Lines are found
 /// from 64-byte blocks where a digit touches a letter several times, so
 /// the text is read byte by byte only there.
@@ -236,8 +236,9 @@ fn leet_line(line: &str) -> Option<String> {
         let b = core.as_bytes();
         let letters = b.iter().filter(|c| c.is_ascii_alphabetic()).count();
         let stand_ins = b.iter().filter(|&&c| unleet(c).is_some()).count();
-        let hexish = core.starts_with("0x") || b.iter().all(u8::is_ascii_hexdigit);
-        let identifier = b.iter().any(|&c| c == b'_' || c.is_ascii_uppercase());
+        let hexish =
+            core.starts_with("0x") || (b.len() >= 6 && b.iter().all(u8::is_ascii_hexdigit));
+        let identifier = b.contains(&b'_');
         let is_leet = stand_ins > 0
             && (letters > 0 || b.len() <= 2)
             && !hexish

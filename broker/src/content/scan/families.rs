@@ -412,6 +412,15 @@ impl Families {
         Families { anchors, patterns }
     }
 
+    /// The bit of the last family of `signal` in the masks of the lines the
+    /// gate finds.
+    pub(super) fn bit(&self, signal: usize) -> u32 {
+        self.patterns
+            .iter()
+            .rposition(|(s, _, _)| *s == signal)
+            .map_or(0, |i| 1 << i)
+    }
+
     /// Compiles every family's patterns now (what the first texts holding
     /// their anchors would otherwise do).
     pub(super) fn compile_all(&self) {

@@ -314,6 +314,7 @@ impl Scanner {
     pub fn warm_up() {
         LazyLock::force(&MATCHERS);
         LazyLock::force(&GATE);
+        LazyLock::force(&reader::RESPONSE_ORDER);
         FAMILY_SET.compile_all();
     }
 
@@ -374,6 +375,13 @@ impl Scanner {
         FAMILY_SET.find(
             lowered,
             &gated.family_lines,
+            FINDINGS_PER_SIGNAL,
+            &mut found,
+        );
+        reader::response_orders(
+            lowered,
+            &gated.family_lines,
+            FAMILY_SET.bit(reader::DIRECTIVE),
             FINDINGS_PER_SIGNAL,
             &mut found,
         );
@@ -532,6 +540,13 @@ impl Scanner {
             }
         }
         FAMILY_SET.find(view, &gated.family_lines, FINDINGS_PER_SIGNAL, &mut found);
+        reader::response_orders(
+            view,
+            &gated.family_lines,
+            FAMILY_SET.bit(reader::DIRECTIVE),
+            FINDINGS_PER_SIGNAL,
+            &mut found,
+        );
         let bytes = lowered.as_bytes();
         for (index, span) in found {
             let span = prose.span(&span);

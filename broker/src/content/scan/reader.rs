@@ -13,6 +13,12 @@
 //! Every pattern runs on one line of the lowered text or one paragraph of
 //! the prose view (see `join`), only where the gate found an anchor.
 
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::classic::compile;
 use super::families::Family;
 
 /// Data worth taking: secrets, credentials, the conversation, someone's
@@ -80,9 +86,9 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             "beginning with",
         ],
         patterns: &[
-            r"{B}(?:sentence|line|word|words|part|paragraph|lines|sentences|characters)\s+of\s+your\s+(?:\w+\s+)?(?:system\s+(?:prompt|message|instructions?)|initial\s+(?:prompt|instructions)|instructions|prompt)\b",
-            r"{B}what(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:of\s+)?your\s+(?:\w+\s+)?(?:system\s+prompt|initial\s+prompt|instructions|rules|guidelines|directives|secret|password|configuration)\b",
-            r"(?:^|[.!?:;]\s+|{B}please\s+|{B}now\s+|{B}then\s+|{B}and\s+|{B}to\s+)[\s>*#/-]{0,6}(?:output|reveal|print|disclose|leak|dump|expose)\s+your\s+(?:unique\s+|internal\s+|secret\s+|private\s+|hidden\s+|full\s+|entire\s+|current\s+)?(?:id|identifier|configuration|config|settings|instructions|rules|secrets?|password|api\s+key|credentials|system\s+prompt|prompt|guidelines)\b",
+            r"{B}(?:sentence|line|word|words|part|paragraph|lines|sentences|characters)\s+of\s+your\s+(?:\w+\s+)?(?:system\s+(?:prompt|message|instructions?)|initial\s+(?:prompt|instructions)|instructions|prompt){B}",
+            r"{B}what(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:of\s+)?your\s+(?:\w+\s+)?(?:system\s+prompt|initial\s+prompt|instructions|rules|guidelines|directives|secret|password|configuration){B}",
+            r"(?:^|[.!?:;]\s+|{B}please\s+|{B}now\s+|{B}then\s+|{B}and\s+|{B}to\s+)[\s>*#/-]{0,6}(?:output|reveal|print|disclose|leak|dump|expose)\s+your\s+(?:unique\s+|internal\s+|secret\s+|private\s+|hidden\s+|full\s+|entire\s+|current\s+)?(?:id|identifier|configuration|config|settings|instructions|rules|secrets?|password|api\s+key|credentials|system\s+prompt|prompt|guidelines){B}",
             r"{B}(?:repeat|print|output|reveal|show|display|dump|share|tell\s+me|give\s+me|write\s+(?:out|down)|recite|spell\s+out|leak|disclose|paste|echo|provide|type\s+out){B}[^.\n]{0,60}?{B}(?:your|the|my|its|all|any)\s+(?:\w+\s+){0,3}?(?:initial|original|hidden|secret|previous|earlier|preceding|first|pre-?)[\s-]?(?:prompts?|instructions|directives|guidelines){B}",
             r"{B}(?:repeat|print|output|reveal|show|display|dump|share|tell\s+me|give\s+me|write\s+(?:out|down)|recite|spell\s+out|leak|disclose|paste|echo|provide){B}[^.\n]{0,60}?{B}your\s+(?:\w+\s+){0,2}?system\s+(?:prompt|message|instructions?){B}",
             r"{B}(?:repeat|print|output|reveal|show|display|dump|share|write\s+(?:out|down)|recite|copy|spell\s+out|paste|echo|list)\s+(?:all\s+|back\s+|out\s+|me\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|everything|content|sentences|tokens|instructions|messages)\s+(?:above|before\s+this|so\s+far|preceding|of\s+(?:the|your)\s+(?:previous|earlier|first|initial)\s+(?:messages?|prompts?))",
@@ -161,13 +167,13 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             "reply to any",
         ],
         patterns: &[
-            r"{B}as\s+if\s+you\s+(?:are|were)\s+(?:an?\s+)?(?:\w+\s+){0,3}(?:ai|assistant|chatbot|model|bot|llm|character|persona)\b",
-            r"{B}let'?s\s+act\s+out\b",
-            r"{B}god\s*mode\b",
-            r"{B}(?:safety|content|ethical|moral)\s+(?:restrictions|filters|guidelines|guardrails|protocols|checks|constraints|limits)\s*(?::|=|are|is|have\s+been|were|now)?\s*(?:none|disabled|off|suspended|removed|lifted|deactivated|turned\s+off|bypassed)\b",
-            r"{B}(?:standard|safety|normal|usual|all)\s+(?:protocols|procedures|guidelines|restrictions|safeguards|filters)\s+(?:are\s+|have\s+been\s+|were\s+)?(?:suspended|disabled|lifted|deactivated|removed|bypassed|overridden)\b",
-            r"{B}(?:omit|skip|drop|never\s+(?:include|add|give|issue)|don't\s+(?:include|add|give|issue)|do\s+not\s+(?:need\s+to\s+)?(?:include|add|give|issue)|no\s+need\s+(?:for|to\s+(?:include|add|give|issue)))\s+(?:any\s+)?(?:\w+\s+){0,2}disclaimers?\b",
-            r"{B}you\s+are\s+now\s+in\s+(?:[a-z]+\s+){1,3}mode\b",
+            r"{B}as\s+if\s+you\s+(?:are|were)\s+(?:an?\s+)?(?:\w+\s+){0,3}(?:ai|assistant|chatbot|model|bot|llm|character|persona){B}",
+            r"{B}let'?s\s+act\s+out{B}",
+            r"{B}god\s*mode{B}",
+            r"{B}(?:safety|content|ethical|moral)\s+(?:restrictions|filters|guidelines|guardrails|protocols|checks|constraints|limits)\s*(?::|=|are|is|have\s+been|were|now)?\s*(?:none|disabled|off|suspended|removed|lifted|deactivated|turned\s+off|bypassed){B}",
+            r"{B}(?:standard|safety|normal|usual|all)\s+(?:protocols|procedures|guidelines|restrictions|safeguards|filters)\s+(?:are\s+|have\s+been\s+|were\s+)?(?:suspended|disabled|lifted|deactivated|removed|bypassed|overridden){B}",
+            r"{B}(?:omit|skip|drop|never\s+(?:include|add|give|issue)|don't\s+(?:include|add|give|issue)|do\s+not\s+(?:need\s+to\s+)?(?:include|add|give|issue)|no\s+need\s+(?:for|to\s+(?:include|add|give|issue)))\s+(?:any\s+)?(?:\w+\s+){0,2}disclaimers?{B}",
+            r"{B}you\s+are\s+now\s+in\s+(?:[a-z]+\s+){1,3}mode{B}",
             r"{B}from\s+now\s+on\s*,?\s+(?:you\s+(?:are|will|must|shall|should|can)|you're|you'll|act|pretend|respond|answer|reply|behave|roleplay|only\s+(?:respond|answer|reply|speak|talk)){B}",
             r"{B}(?:you\s+(?:are\s+(?:going\s+)?to|will|must|shall)|you're\s+going\s+to|you'll|i\s+want\s+you\s+to|please|now)\s+(?:now\s+|always\s+)?(?:act|pretend|behave|respond|answer|roleplay|role-play|role\s+play|play\s+the\s+(?:role|part))\s+(?:as|like|to\s+be){B}",
             r"{B}pretend\s+(?:that\s+)?(?:you\s+are|you're){B}|{B}pretend\s+to\s+be\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:ai|assistant|chatbot|bot|model|human|person|character|persona|hacker|criminal|villain|dan){B}",
@@ -341,11 +347,13 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             "gemini",
         ],
         patterns: &[
+            r"{B}(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:reply|respond|answer|write\s+back|provide\s+your\s+(?:answer|response|reply))\s+(?:only\s+)?(?:in|using|with|without|backwards?)\s+(?:reverse|base\s?\d+|hex|binary|morse|emojis?|leetspeak|pig\s+latin|french|german|spanish|italian|portuguese|russian|chinese|japanese|korean|arabic|hindi|dutch|swedish|polish|turkish|greek|latin|(?:\w+\s+)?(?:cipher|encoding|code|language)){B}",
+            r"(?:^|[.!?:;]\s+)[\s>*#/-]{0,6}(?:reply|respond|answer)\s+(?:only\s+)?(?:in|using|with)\s+(?:reverse|base\s?\d+|hex|binary|morse|emojis?|leetspeak|pig\s+latin|(?:\w+\s+)?(?:cipher|encoding)){B}",
             r"(?:^|[.!?:;]\s+|{B}please\s+|{B}then\s+|{B}also\s+|{B}and\s+|{B}just\s+|{B}always\s+)[\s>*#/-]{0,6}(?:enhance|modify|render|express|apply|group|alter|adjust|convert|transform|phrase|spell|deliver|sprinkle|infuse|slip|hint|spread|mix|supplement|enrich|augment|preface|prefix|sign|capitalize|emphasize|highlight|wrap|surround|substitute|swap|rearrange|scramble|shuffle|split|separate|divide|obfuscate|paraphrase|add|include|insert|append|prepend|integrate|embed|mention|incorporate|blend|feature|weave|inject|encode|translate|reverse|encrypt|rewrite|end|conclude|finish|represent|replace|recommend|promote|advertise|tell|say|state){B}[^.\n]{0,100}?{B}your\s+(?:entire\s+|whole\s+|final\s+|next\s+|every\s+)?(?:responses?|answers?|reply|replies)(?:'s)?{B}",
-            r"{B}your\s+(?:responses?|answers?|reply|replies)\s*,?\s+(?:beginning|starting|ending|prefixed|followed)\s+(?:with|by)\b",
-            r"{B}(?:the\s+)?(?:following|below|subsequent|given|provided|attached)\s+code\s+(?:block|snippet|excerpt|section|segment|fragment|piece|sample)\b[^.\n]{0,100}?{B}your\s+(?:code|solution|implementation|codebase|algorithm|response|answer|program|script)\b",
-            r"{B}your\s+(?:code|solution|implementation|codebase|algorithm|response|answer)\b[^.\n]{0,100}?{B}(?:the\s+)?(?:following|below|subsequent|given|provided)\s+code\s+(?:block|snippet|excerpt|section|segment|fragment|piece|sample)\b",
-            r"{B}your\s+(?:own\s+)?(?:safety\s+(?:training|filters|guidelines|protocols|measures|constraints|restrictions|rules|policies|guardrails)|content\s+(?:filters|polic(?:y|ies)|guidelines|restrictions|moderation)|(?:ethical|moral)\s+(?:guidelines|constraints|restrictions|rules|principles|programming|training)|guardrails|refusals?|alignment\s+training)\b",
+            r"{B}your\s+(?:responses?|answers?|reply|replies)\s*,?\s+(?:beginning|starting|ending|prefixed|followed)\s+(?:with|by){B}",
+            r"{B}(?:the\s+)?(?:following|below|subsequent|given|provided|attached)\s+code\s+(?:block|snippet|excerpt|section|segment|fragment|piece|sample){B}[^.\n]{0,100}?{B}your\s+(?:code|solution|implementation|codebase|algorithm|response|answer|program|script){B}",
+            r"{B}your\s+(?:code|solution|implementation|codebase|algorithm|response|answer){B}[^.\n]{0,100}?{B}(?:the\s+)?(?:following|below|subsequent|given|provided)\s+code\s+(?:block|snippet|excerpt|section|segment|fragment|piece|sample){B}",
+            r"{B}your\s+(?:own\s+)?(?:safety\s+(?:training|filters|guidelines|protocols|measures|constraints|restrictions|rules|policies|guardrails)|content\s+(?:filters|polic(?:y|ies)|guidelines|restrictions|moderation)|(?:ethical|moral)\s+(?:guidelines|constraints|restrictions|rules|principles|programming|training)|guardrails|refusals?|alignment\s+training){B}",
             // A TODO addressed to an AI.
             r"{B}(?:todo|fixme|xxx|note)(?:\s*\([^)\n]{0,30}\))?\s*[:-]?\s*(?:for|to)\s+(?:the\s+|any\s+|all\s+|an?\s+)?{AI}{B}",
             // A TODO asking for an action on people, data, money or a site.
@@ -381,4 +389,69 @@ pub(super) fn expand(pattern: &str) -> String {
         .replace("{DATA}", DATA)
         .replace("{TARGET_PARAM}", TARGET_PARAM)
         .replace("{TARGET}", TARGET)
+}
+
+/// Index of INJ26 in `super::SIGNALS`.
+pub(super) const DIRECTIVE: usize = 25;
+
+/// Words that open a sentence that is no order: articles, pronouns,
+/// prepositions, conjunctions, auxiliaries, question words.
+const NOT_ORDERS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "you", "we", "they", "he",
+    "she", "i", "in", "on", "at", "for", "if", "when", "while", "as", "to", "of", "and", "but",
+    "or", "so", "because", "after", "before", "with", "by", "from", "your", "our", "their", "my",
+    "there", "here", "once", "since", "although", "though", "each", "every", "all", "some",
+    "any", "no", "not", "do", "does", "did", "is", "are", "was", "were", "be", "can", "could",
+    "will", "would", "should", "may", "might", "must", "how", "what", "why", "where", "which",
+    "who", "whether", "then", "also", "only", "just", "now", "yes", "note", "see", "e", "g",
+    "ie", "eg", "etc", "otherwise", "instead", "however", "unless", "until", "let", "make",
+    "use", "set", "return", "send", "get", "read", "post", "check", "see", "click", "type",
+    "enter", "submit", "save", "wait", "test", "handle",
+];
+
+/// A sentence, from its first word, that speaks of the reader's response
+/// ("Encode your response in Base64", "Provide your answer in French",
+/// "Add … to your reply"): an order about what the reader writes back,
+/// when the first word is a verb (not one of [`NOT_ORDERS`]). Verbs that
+/// documentation uses with a web response or a form's answer (`set`,
+/// `return`, `send`, `post`, `submit`, …) are left out.
+pub(super) static RESPONSE_ORDER: LazyLock<Regex> = LazyLock::new(|| {
+    compile(&expand(
+        r"(?:^|[.!?:;]\s+)[\s>*#/\x22'“(-]{0,6}([a-z]+){B}[^.!?\n]{0,100}?{B}your\s+(?:(?:entire|whole|final|next|every)\s+)?(?:responses?|answers?|reply|replies)(?:'s)?{B}",
+    ))
+});
+
+/// Pushes `(INJ26, span)` for each sentence of the lines (or paragraphs)
+/// `lines` of `hay` whose families' bits hold `bit` that orders how the
+/// reader's response is written (see [`RESPONSE_ORDER`]), up to `limit`.
+pub(super) fn response_orders(
+    hay: &str,
+    lines: &[(Range<usize>, u32)],
+    bit: u32,
+    limit: usize,
+    out: &mut Vec<(usize, Range<usize>)>,
+) {
+    let mut found = 0;
+    for (line, mask) in lines {
+        if mask & bit == 0 {
+            continue;
+        }
+        let text = &hay[line.clone()];
+        if !text.contains("your ") {
+            continue;
+        }
+        for caps in RESPONSE_ORDER.captures_iter(text) {
+            let (Some(whole), Some(first)) = (caps.get(0), caps.get(1)) else {
+                continue;
+            };
+            if NOT_ORDERS.contains(&first.as_str()) {
+                continue;
+            }
+            out.push((DIRECTIVE, line.start + first.start()..line.start + whole.end()));
+            found += 1;
+            if found >= limit {
+                return;
+            }
+        }
+    }
 }
