@@ -102,7 +102,9 @@ pub(super) fn hidden(raw: &str) -> Vec<Decoded> {
     };
     for (i, c) in raw.char_indices() {
         let code = u32::from(c);
-        let tag = (0xE0020..=0xE007E).contains(&code).then(|| (code - 0xE0000) as u8);
+        let tag = (0xE0020..=0xE007E)
+            .contains(&code)
+            .then(|| (code - 0xE0000) as u8);
         let selector = match code {
             0xFE00..=0xFE0F => Some((code - 0xFE00) as u8),
             0xE0100..=0xE01EF => u8::try_from(code - 0xE0100 + 16).ok(),
@@ -131,11 +133,21 @@ pub(super) fn hidden(raw: &str) -> Vec<Decoded> {
                 // bytes of their own.
                 selectors.clear();
             }
-            None => flush(&mut selectors, selectors_at, "variation selectors", &mut out),
+            None => flush(
+                &mut selectors,
+                selectors_at,
+                "variation selectors",
+                &mut out,
+            ),
         }
     }
     flush(&mut tags, tags_at, "unicode tags", &mut out);
-    flush(&mut selectors, selectors_at, "variation selectors", &mut out);
+    flush(
+        &mut selectors,
+        selectors_at,
+        "variation selectors",
+        &mut out,
+    );
     out
 }
 
@@ -243,7 +255,8 @@ fn leet_line(line: &str) -> Option<String> {
             && (letters > 0 || b.len() <= 2)
             && !hexish
             && !identifier
-            && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'@' || c == b'$');
+            && b.iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == b'@' || c == b'$');
         if !out.is_empty() {
             out.push(' ');
         }

@@ -343,7 +343,11 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
             if let Some(word_end) = disguised_word(raw, start) {
                 out.push_str(&raw[copied..start]);
                 replaced = replaced.or(Some(out.len()));
-                out.extend(raw[start..word_end].chars().map(|w| look_alike(w).unwrap_or(w)));
+                out.extend(
+                    raw[start..word_end]
+                        .chars()
+                        .map(|w| look_alike(w).unwrap_or(w)),
+                );
                 copied = word_end;
                 at = word_end;
                 known_at = word_end;
@@ -369,10 +373,14 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
 /// its own script, and is left alone.
 fn disguised_word(raw: &str, start: usize) -> Option<usize> {
     /// Spaces and sentence punctuation passed over to reach the neighbouring
-/// word (quotes and brackets end the look: in code they part a string in
-/// another script from the Latin identifiers around it).
+    /// word (quotes and brackets end the look: in code they part a string in
+    /// another script from the Latin identifiers around it).
     const GAP: usize = 3;
-    if raw[..start].chars().next_back().is_some_and(char::is_alphabetic) {
+    if raw[..start]
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphabetic)
+    {
         return None;
     }
     let (end, latin) = latin_word(&raw[start..])?;

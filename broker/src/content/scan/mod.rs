@@ -41,11 +41,11 @@ pub use signals::{SIGNAL_COUNT, SIGNALS, Signal};
 
 use classic::{MATCHERS, is_python_space};
 use context::{Kind, classify};
-use gate::Hits;
-use weight::hit_weight;
 use families::{FAMILY_SET, counterfeit_turns};
 use fold::{Folded, count_invisible, deobfuscate};
 use gate::GATE;
+use gate::Hits;
+use weight::hit_weight;
 
 /// Index of INJ06 (role markers).
 const ROLE_MARKER: usize = 5;
@@ -398,7 +398,9 @@ impl Scanner {
         self.read_joined(lowered, kind, &gated, &mut hits);
         keep_real_turn_markers(lowered, &mut hits[ROLE_MARKER]);
         hits[TEMPLATE].retain(|hit| match hit {
-            Hit::Folded(span) => template_in_case(&lowered[span.clone()], &folded.original(span.clone())),
+            Hit::Folded(span) => {
+                template_in_case(&lowered[span.clone()], &folded.original(span.clone()))
+            }
             Hit::Raw(..) => true,
         });
         hits[CONCEALMENT].retain(|hit| match hit {
@@ -598,9 +600,17 @@ fn keep_real_turn_markers(lowered: &str, hits: &mut Vec<Hit>) {
 /// them ("you don't need to tell the user", "never forget to inform the
 /// operator").
 fn asks_to_conceal(matched: &str) -> bool {
-    !["need to", "have to", "want to", "bother to", "forget to", "hesitate to", "fail to"]
-        .iter()
-        .any(|words| matched.contains(words))
+    ![
+        "need to",
+        "have to",
+        "want to",
+        "bother to",
+        "forget to",
+        "hesitate to",
+        "fail to",
+    ]
+    .iter()
+    .any(|words| matched.contains(words))
 }
 
 /// Whether a chat-template token found in the lowered text stands in the
@@ -617,7 +627,9 @@ fn template_in_case(lowered: &str, original: &str) -> bool {
     }
     for token in ["<|", "_of_turn>"] {
         if let Some(at) = lowered.find(token) {
-            let end = lowered[at..].find('>').map_or(lowered.len(), |e| at + e + 1);
+            let end = lowered[at..]
+                .find('>')
+                .map_or(lowered.len(), |e| at + e + 1);
             return original.get(at..end) == lowered.get(at..end);
         }
     }

@@ -198,4 +198,3 @@ pub const SIGNALS: [Signal; SIGNAL_COUNT] = [
         0.6,
     ),
 ];
-

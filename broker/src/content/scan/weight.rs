@@ -40,7 +40,21 @@ fn negated(lowered: &str, at: usize) -> bool {
     let before = &lowered[from..at];
     before
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
-        .any(|word| matches!(word, "never" | "not" | "don't" | "dont" | "no" | "cannot" | "can't" | "won't" | "shouldn't" | "mustn't"))
+        .any(|word| {
+            matches!(
+                word,
+                "never"
+                    | "not"
+                    | "don't"
+                    | "dont"
+                    | "no"
+                    | "cannot"
+                    | "can't"
+                    | "won't"
+                    | "shouldn't"
+                    | "mustn't"
+            )
+        })
 }
 
 /// Weight of INJ02 when the name is not used as a form of address.
@@ -151,4 +165,3 @@ pub(super) fn hit_weight(index: usize, kind: Kind, lowered: &str, hit: &Hit) -> 
         NOT_ADDRESSED_WEIGHT
     }
 }
-
