@@ -3,8 +3,8 @@
 
 Reads, without importing or running anything of them:
 
-* spikee (PyPI, WithSecure's prompt-injection kit): the seed datasets'
-  instructions, each put into the seed's jailbreak templates
+* spikee (PyPI, WithSecure's prompt-injection kit): the instructions of
+  its starter datasets, each put into that dataset's jailbreak templates
   (`spikee/data/workspace/datasets/seeds-*/{instructions,jailbreaks}.jsonl`);
 * pyrit (PyPI, Microsoft's red-teaming kit): the jailbreak templates
   (`pyrit/datasets/jailbreak/templates/**/*.yaml`, role-play and persona

@@ -21,14 +21,7 @@ use regex::Regex;
 
 use super::classic::compile;
 use super::reader::{READER_FAMILIES, expand};
-
-/// A family: its signal index in [`super::SIGNALS`], the anchors, and the
-/// patterns (any of which is a match).
-pub(super) struct Family {
-    pub(super) signal: usize,
-    pub(super) anchors: &'static [&'static str],
-    pub(super) patterns: &'static [&'static str],
-}
+use super::signals::Family;
 
 // Shorthands: `{B}` an ASCII word boundary. Patterns run on one lowered line,
 // so `\s` never crosses a line.
@@ -360,7 +353,7 @@ const FAMILIES: &[Family] = &[
             r"{B}(?:listen\s+to|obey)\s+(?:my|our|these\s+new)\s+(?:new\s+)?(?:instructions|orders|commands){B}",
             r"{B}(?:ignore|disregard|forget)\s+(?:all\s+)?(?:your|my)\s+(?:previous|prior|earlier|original|initial|above|preceding|former){B}",
             r"{B}(?:ignore|disregard)\s+(?:the\s+rest\s+of|everything\s+(?:else\s+)?(?:in|of))\s+(?:this|the)\s+(?:data|document|content|page|email|article|report|resume|snippet|message|webpage|website|text){B}",
-            r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:other|negative|the\s+other|else)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)",
+            r"{B}(?:ignore|disregard)\s+(?:(?:all|any)\s+(?:other|negative|the\s+other|else)|the\s+other)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)|{B}(?:ignore|disregard)\s+(?:other|negative)\s+(?:indicators|instructions|documents?|snippets?)",
             r"{B}(?:ignore|disregard)\s+(?:all\s+)?(?:info|information|content|data)\s+except",
             r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+|the\s+)?(?:instructions|directions|guidelines)\s*(?:,|and|above|before|given|you)",
             r"{B}(?:focus|concentrate)\s+(?:only|exclusively|solely)\s+on\s+(?:the\s+)?(?:following|information|positive|this|what)",

@@ -295,6 +295,16 @@ enum Hit {
     Raw(usize, String),
 }
 
+impl Hit {
+    /// Where the finding starts (in the folded or the raw text).
+    fn at(&self) -> usize {
+        match self {
+            Hit::Folded(span) => span.start,
+            Hit::Raw(at, _) => *at,
+        }
+    }
+}
+
 impl Scanner {
     /// A scanner reporting at most [`MAX_FINDINGS`] findings.
     pub fn new() -> Scanner {
@@ -436,7 +446,13 @@ impl Scanner {
         let risk = 1.0 - survival;
 
         let mut kept: Vec<(usize, Hit)> = Vec::new();
-        for (index, found) in hits.into_iter().enumerate() {
+        for (index, mut found) in hits.into_iter().enumerate() {
+            // The lines, the prose view and the families can each find a
+            // signal: one finding a place, in text order, at most
+            // `FINDINGS_PER_SIGNAL` a signal.
+            found.sort_by_key(Hit::at);
+            found.dedup_by_key(|hit| hit.at());
+            found.truncate(FINDINGS_PER_SIGNAL);
             for hit in found {
                 if kept.len() >= self.max_findings {
                     break;

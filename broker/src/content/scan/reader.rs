@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::classic::compile;
-use super::families::Family;
+use super::signals::Family;
 
 /// Data worth taking: secrets, credentials, the conversation, someone's
 /// personal data, the files that hold them.
@@ -172,7 +172,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             r"{B}let'?s\s+act\s+out{B}",
             r"{B}god\s*mode{B}",
             r"{B}(?:safety|content|ethical|moral)\s+(?:restrictions|filters|guidelines|guardrails|protocols|checks|constraints|limits)\s*(?::|=|are|is|have\s+been|were|now)?\s*(?:none|disabled|off|suspended|removed|lifted|deactivated|turned\s+off|bypassed){B}",
-            r"{B}(?:standard|safety|normal|usual|all)\s+(?:protocols|procedures|guidelines|restrictions|safeguards|filters)\s+(?:are\s+|have\s+been\s+|were\s+)?(?:suspended|disabled|lifted|deactivated|removed|bypassed|overridden){B}",
+            r"{B}(?:standard|safety|normal|usual)\s+(?:protocols|procedures|guidelines|restrictions|safeguards|filters)\s+(?:are\s+|have\s+been\s+|were\s+)?(?:suspended|disabled|lifted|deactivated|removed|bypassed|overridden){B}",
             r"{B}(?:omit|skip|drop|never\s+(?:include|add|give|issue)|don't\s+(?:include|add|give|issue)|do\s+not\s+(?:need\s+to\s+)?(?:include|add|give|issue)|no\s+need\s+(?:for|to\s+(?:include|add|give|issue)))\s+(?:any\s+)?(?:\w+\s+){0,2}disclaimers?{B}",
             r"{B}you\s+are\s+now\s+in\s+(?:[a-z]+\s+){1,3}mode{B}",
             r"{B}from\s+now\s+on\s*,?\s+(?:you\s+(?:are|will|must|shall|should|can)|you're|you'll|act|pretend|respond|answer|reply|behave|roleplay|only\s+(?:respond|answer|reply|speak|talk)){B}",
@@ -249,7 +249,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             ".netrc",
         ],
         patterns: &[
-            r"{B}(?:send|post|upload|exfiltrate|transmit|email|e-mail|forward|leak|share|copy|paste|report|deliver|submit|dump|publish|give|mail|text|dm|message){B}[^.\n]{0,80}?{DATA}[^.\n]{0,80}?{B}(?:to|into|at|via|on|with)\s+(?:the\s+)?{TARGET}",
+            r"{B}(?:send|post|upload|curl|pipe|exfiltrate|transmit|email|e-mail|forward|leak|share|copy|paste|report|deliver|submit|dump|publish|give|mail|text|dm|message){B}[^.\n]{0,80}?{DATA}[^.\n]{0,80}?{B}(?:to|into|at|via|on|with)\s+(?:the\s+)?{TARGET}",
             r"{DATA}[^.\n]{0,80}?{B}(?:and\s+|then\s+)?(?:send|post|upload|email|e-mail|forward|leak|share|deliver|submit|transmit|mail)\s+(?:them|it|this|that|these|those|all|everything){B}[^.\n]{0,40}?{B}(?:to|into|at|via)\s+(?:the\s+)?{TARGET}",
             r"{DATA}[^.\n]{0,60}?{B}(?:must|should|will)\s+be\s+(?:sent|posted|uploaded|forwarded|emailed|transmitted|copied)\s+to\s+(?:the\s+)?{TARGET}",
         ],

@@ -198,3 +198,11 @@ pub const SIGNALS: [Signal; SIGNAL_COUNT] = [
         0.6,
     ),
 ];
+
+/// A family of phrase patterns behind one signal: its index in
+/// [`SIGNALS`], the anchors, and the patterns (any of which is a match).
+pub(super) struct Family {
+    pub(super) signal: usize,
+    pub(super) anchors: &'static [&'static str],
+    pub(super) patterns: &'static [&'static str],
+}
