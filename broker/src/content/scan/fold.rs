@@ -433,9 +433,7 @@ fn latin_word(text: &str) -> Option<(usize, bool)> {
         if c.is_ascii_alphabetic() {
             latin = true;
         } else if c.is_alphabetic() || is_invisible(c) {
-            if look_alike(c).is_none() {
-                return None;
-            }
+            look_alike(c)?;
         } else {
             break;
         }
