@@ -168,10 +168,25 @@ mod marked_not_rewritten {
         let mut m = connect(&fx);
         let r = read_vendored(&mut m);
         let summary = text(&r, 0);
-        assert!(summary.contains("src/demo/vendored.py"), "{summary}");
+        let mut lines = summary.lines();
+        let first = lines.next().unwrap_or_default();
+        assert!(first.contains("src/demo/vendored.py"), "{summary}");
+        // The file's text reaches the summary only as the warning line's
+        // quoted evidence: one line, short, no double quote of its own.
+        let mut outside = first.to_owned();
+        for l in lines {
+            assert!(l.starts_with("Warning: prompt-injection risk"), "{summary}");
+            let parts: Vec<&str> = l.split('"').collect();
+            assert!(parts.len() <= 3, "{summary}");
+            if let Some(quoted) = parts.get(1) {
+                assert!(quoted.chars().count() <= 100, "{summary}");
+            }
+            outside.push_str(parts[0]);
+            outside.push_str(parts.get(2).copied().unwrap_or_default());
+        }
         for phrase in ["ignore", "previous instructions", "Do not tell"] {
             assert!(
-                !summary.to_lowercase().contains(&phrase.to_lowercase()),
+                !outside.to_lowercase().contains(&phrase.to_lowercase()),
                 "{summary}"
             );
         }

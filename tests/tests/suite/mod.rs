@@ -26,6 +26,7 @@ mod http_auth; // Origin -> Host -> bearer, in that order; rebinding hosts; prob
 mod http_oauth; // http.auth = oauth: JWT checks (every outcome), RFC 9728 metadata and challenges, the JWKS cache and its refresh under a down, slow or huge server
 mod http_pacing; // beyond http.auth_failures_per_second a refusal is held for http.auth_failure_pause_ms on a connection shed first; good callers never held; 0 turns it off
 mod injection; // INJ11 onwards end to end: families planted in everyday files, contexts, the warning line, benign near misses
+mod injection_text; // text read as text: documentation quiet, wrapped payloads in every carrier found with the joined sentence, unseen kits, hidden and plain-spoken payloads
 mod jsonrpc_exact; // ids answered byte for byte (numbers of any form), a null id is -32600, request methods sent as notifications never run, mirrored headers sent twice refused
 mod limit_matrix; // one test per tool and limit: truncated, stopped_by, truthful wording, counts, the continuation and its structured twin, the next page and the last
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries

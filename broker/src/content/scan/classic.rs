@@ -40,8 +40,10 @@ pub(super) const INJ02_AI: &str = r"{B}ai{B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z
 pub(super) const INJ02_WORDS: &str = r"{B}(?:llm|assistant|agent|model|copilot|claude|chatgpt|gpt|gemini|cursor){B}{HS}{0,3}[:,]{S}*(?:please{S}+)?[a-z]";
 // "The configuration" is what documentation prints and shows all the time;
 // only "your configuration" asks the reader about itself.
-pub(super) const INJ03: &str = r"{B}(?:print|show|reveal|repeat|output|display|dump){B}[^.\n]{0,30}?(?:{B}your{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|configuration|rules|guidelines)|{B}the{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|rules|guidelines)){B}";
-pub(super) const INJ04: &str = r"{B}you{S}+are{S}+(?:now|no{S}+longer){B}|{B}(?:god|dan|jailbreak|unrestricted){S}+mode{B}|{B}developer{S}+mode{S}+(?:enabled|activated|output|response){B}|{B}act{S}+as{S}+(?:if{S}+you|an?{S}+unrestricted){B}";
+pub(super) const INJ03: &str = r"{B}(?:print|show|reveal|repeat|output|display|dump){B}[^.\n]{0,30}?(?:{B}your{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|instructions|configuration|rules|guidelines)|{B}the{B}[^.\n]{0,20}?{B}(?:system{S}+prompt|(?:initial|original|hidden|secret){S}+(?:instructions|rules|guidelines))){B}";
+// "You are now ready" and "you are no longer required to" are what
+// documentation says; a new persona or freedom from rules is not.
+pub(super) const INJ04: &str = r"{B}you{S}+are{S}+(?:now{S}+(?:(?:an?|the|my){S}+)?(?:(?:[a-z]+{S}+){0,2}(?:ai|assistant|bot|chatbot|model|llm|character|persona|dan){B}|(?:called|named|known{S}+as|acting|playing|in{S}+(?:[a-z]+{S}+)?mode|free{S}+(?:of|from)|unrestricted|unfiltered|uncensored|jailbroken|dan|evil|rogue){B})|no{S}+longer{S}+(?:bound{S}+by|subject{S}+to{S}+(?:any|the|your)|obliged|obligated|chatgpt|claude|gpt|an{S}+ai|an{S}+assistant|a{S}+language{S}+model){B})|{B}(?:god|dan|jailbreak|unrestricted){S}+mode{B}|{B}developer{S}+mode{S}+(?:enabled|activated|output|response){B}|{B}act{S}+as{S}+(?:if{S}+you|an?{S}+unrestricted){B}";
 pub(super) const INJ05_FULL: &str = r"(?m)^{S}*(?:#|//|/\*|--|<!--)?{S}*(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
 pub(super) const INJ05_TAIL: &str =
     r"(?:new{S}+instructions?|system{S}+(?:prompt|message)|important{S}+instructions?){S}*:";
@@ -51,16 +53,20 @@ pub(super) const INJ06_ROLE_FULL: &str =
     r"(?m)^{S}*(?:###{S}*)?(?:system|assistant|human){S}*:{S}*$";
 pub(super) const INJ06_ROLE_TAIL: &str = r"(?m)(?:system|assistant|human){S}*:{S}*$";
 pub(super) const INJ06_MARKERS: &[&str] = &["###"];
-pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl|fetch){B}[^.\n]{0,40}?(?:https?://|{B}webhook{B}|{B}to{S}+(?:my|the){S}+server{B})";
-pub(super) const INJ08: &str = r"{B}(?:run|execute|invoke){B}[^.\n]{0,25}?{B}(?:the{S}+following|this){B}[^.\n]{0,15}?{B}(?:command|script|shell|code){B}|{B}curl{B}[^\n]{0,60}\|{S}*(?:ba)?sh{B}";
+// Exfiltration needs data worth taking and a place outside to put it: a verb
+// near a link ("upload artifacts to https://…", "post the notes to the
+// forum") is documentation.
+pub(super) const INJ07: &str = r"{B}(?:send|post|upload|exfiltrate|transmit|curl|fetch){B}[^.\n]{0,60}?{B}(?:secrets?|credentials?|passwords?|api{S}?keys?|private{S}+keys?|ssh{S}+keys?|(?:access|auth|session|api){S}+tokens?|tokens|cookies|conversation|chat{S}+history|system{S}+prompt|env(?:ironment)?{S}+variables|personal{S}+(?:data|information)){B}[^.\n]{0,60}?{B}(?:to|into|at|via){S}+(?:https?://|www\.|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/|[a-z0-9._%+-]+@[a-z0-9-]+\.|{B}webhook{B}|my{S}+(?:server|endpoint|webhook))";
+// An install one-liner (`curl … | sh`) in documentation is documentation.
+pub(super) const INJ08: &str = r"{B}(?:run|execute|invoke){B}[^.\n]{0,25}?{B}(?:the{S}+following|this){B}[^.\n]{0,15}?{B}(?:command|script|shell|code){B}";
 // The signal as one regex; the tests check the split form against it.
 #[cfg(test)]
-pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+pub(super) const INJ09: &str = r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}|(?:^|[^a-z0-9_\-])(?:admin|administrator|owner|developer){S}+(?:override|instructions?){B}";
 // INJ09 is matched as `INJ09_THIS|(?:^|[^a-z0-9_\-])INJ09_ROLE` (see MATCHERS).
 pub(super) const INJ09_THIS: &str =
     r"{B}(?:this{S}+(?:message|instruction){S}+(?:overrides|supersedes|takes{S}+precedence)){B}";
 pub(super) const INJ09_ROLE: &str =
-    r"(?:admin|administrator|owner|developer){S}+(?:override|instruction|command){B}";
+    r"(?:admin|administrator|owner|developer){S}+(?:override|instructions?){B}";
 pub(super) const INJ10: &str = r"{B}(?:do{S}+not|don't|never){B}[^.\n]{0,25}?{B}(?:tell|mention|inform|reveal{S}+to|show){B}[^.\n]{0,20}?{B}(?:the{S}+)?(?:user|developer|human|operator){B}";
 
 /// Expands the `{B}`, `{S}` and `{HS}` shorthands.
@@ -187,11 +193,7 @@ pub(super) static PART_STARTS: [&[StartGroup]; PARTS] = [
         Follow::NonWord,
     )],
     // 9: INJ08
-    &[group(
-        &["run", "execute", "invoke", "curl"],
-        true,
-        Follow::NonWord,
-    )],
+    &[group(&["run", "execute", "invoke"], true, Follow::NonWord)],
     // 10: INJ09, "this message overrides"
     &[group(&["this"], true, Follow::Space)],
     // 11: INJ09's role tail

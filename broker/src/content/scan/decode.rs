@@ -78,7 +78,196 @@ pub(super) fn candidates(raw: &str) -> Vec<Decoded> {
     }
     escapes(raw, b"\\x", "hex escapes", &mut out);
     escapes(raw, b"%", "percent-encoding", &mut out);
+    leetspeak(raw, &mut out);
     out
+}
+
+/// Text hidden in invisible characters of `raw`, which the scanner takes
+/// out before reading: runs of Unicode tag characters (U+E0020..U+E007E
+/// spell ASCII) and runs of variation selectors (each one byte: U+FE00..
+/// U+FE0F are 0 to 15, U+E0100..U+E01EF 16 to 255), read back as text.
+pub(super) fn hidden(raw: &str) -> Vec<Decoded> {
+    let mut out = Vec::new();
+    let mut tags: Vec<u8> = Vec::new();
+    let mut selectors: Vec<u8> = Vec::new();
+    let mut tags_at = 0;
+    let mut selectors_at = 0;
+    let flush = |buf: &mut Vec<u8>, at: usize, encoding: &'static str, out: &mut Vec<Decoded>| {
+        if buf.len() >= MIN_ESCAPES
+            && let Some(text) = readable(std::mem::take(buf))
+        {
+            out.push(Decoded { at, encoding, text });
+        }
+        buf.clear();
+    };
+    for (i, c) in raw.char_indices() {
+        let code = u32::from(c);
+        let tag = (0xE0020..=0xE007E)
+            .contains(&code)
+            .then(|| (code - 0xE0000) as u8);
+        let selector = match code {
+            0xFE00..=0xFE0F => Some((code - 0xFE00) as u8),
+            0xE0100..=0xE01EF => u8::try_from(code - 0xE0100 + 16).ok(),
+            _ => None,
+        };
+        match tag {
+            Some(b) if tags.len() < MAX_RUN => {
+                if tags.is_empty() {
+                    tags_at = i;
+                }
+                tags.push(b);
+            }
+            Some(_) => {}
+            None => flush(&mut tags, tags_at, "unicode tags", &mut out),
+        }
+        match selector {
+            Some(b) if selectors.len() < MAX_RUN => {
+                if selectors.is_empty() {
+                    selectors_at = i;
+                }
+                selectors.push(b);
+            }
+            Some(_) => {}
+            None if c.is_ascii_alphanumeric() && !selectors.is_empty() => {
+                // Selectors between letters split words; they carry no
+                // bytes of their own.
+                selectors.clear();
+            }
+            None => flush(
+                &mut selectors,
+                selectors_at,
+                "variation selectors",
+                &mut out,
+            ),
+        }
+    }
+    flush(&mut tags, tags_at, "unicode tags", &mut out);
+    flush(
+        &mut selectors,
+        selectors_at,
+        "variation selectors",
+        &mut out,
+    );
+    out
+}
+
+/// Digits that stand for letters in leetspeak, and the letters.
+fn unleet(b: u8) -> Option<u8> {
+    Some(match b {
+        b'0' => b'o',
+        b'1' => b'i',
+        b'2' => b'z',
+        b'3' => b'e',
+        b'4' => b'a',
+        b'5' => b's',
+        b'6' => b'g',
+        b'7' => b't',
+        b'8' => b'b',
+        b'@' => b'a',
+        b'$' => b's',
+        _ => return None,
+    })
+}
+
+/// Fewest leetspeak words on a line read back as letters.
+const MIN_LEET_WORDS: usize = 3;
+
+/// Lines written in leetspeak (`1gn0r3 4ll pr3v10u5 1n57ruc710n5`), read
+/// back as letters, joined into one decoded text. A word counts when it
+/// mixes letters with digits that stand for letters and is no number,
+/// hexadecimal constant or identifier (`0x1f`, `deadbeef`, `x86_64`); a line
+/// counts when such words make at least a third of it. Lines are found
+/// from 64-byte blocks where a digit touches a letter several times, so
+/// the text is read byte by byte only there.
+fn leetspeak(raw: &str, out: &mut Vec<Decoded>) {
+    let bytes = raw.as_bytes();
+    let (blocks, _) = bytes.as_chunks::<64>();
+    let mut decoded = String::new();
+    let mut first = None;
+    let mut done = 0;
+    let mut check = |from: usize, to: usize, decoded: &mut String, first: &mut Option<usize>| {
+        let start = memchr::memrchr(b'\n', &bytes[..from]).map_or(0, |i| i + 1);
+        let mut at = start.max(done);
+        while at < to.min(bytes.len()) {
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+            if let Some(line) = leet_line(&raw[at..end]) {
+                first.get_or_insert(at);
+                decoded.push_str(&line);
+                decoded.push('\n');
+            }
+            at = end + 1;
+        }
+        done = done.max(at);
+    };
+    for (index, block) in blocks.iter().enumerate() {
+        if digits_touching_letters(block) >= 4 {
+            check(64 * index, 64 * (index + 1), &mut decoded, &mut first);
+        }
+    }
+    let tail = 64 * blocks.len();
+    if tail < bytes.len() && bytes[tail..].iter().any(u8::is_ascii_digit) {
+        check(tail, bytes.len(), &mut decoded, &mut first);
+    }
+    if let (Some(at), Some(text)) = (first, readable(decoded.into_bytes())) {
+        out.push(Decoded {
+            at,
+            encoding: "leetspeak",
+            text,
+        });
+    }
+}
+
+/// How many digits of `block` have a letter next to them (within the
+/// block). Comparisons only, so the compiler vectorises it.
+fn digits_touching_letters(block: &[u8; 64]) -> u32 {
+    let mut digit = [0_u8; 64];
+    let mut letter = [0_u8; 64];
+    for ((d, l), &b) in digit.iter_mut().zip(letter.iter_mut()).zip(block) {
+        *d = u8::from(b.wrapping_sub(b'0') <= 9);
+        *l = u8::from((b | 0x20).wrapping_sub(b'a') <= 25);
+    }
+    let mut count = 0_u32;
+    for i in 1..63 {
+        count += u32::from(digit[i] & (letter[i - 1] | letter[i + 1]));
+    }
+    count
+}
+
+/// `line` read back from leetspeak, when enough of its words are written
+/// in it.
+fn leet_line(line: &str) -> Option<String> {
+    let mut words = 0;
+    let mut leet = 0;
+    let mut out = String::with_capacity(line.len());
+    for word in line.split(|c: char| c.is_whitespace()) {
+        if word.is_empty() {
+            continue;
+        }
+        words += 1;
+        let core = word.trim_matches(|c: char| c.is_ascii_punctuation() && c != '@' && c != '$');
+        let b = core.as_bytes();
+        let letters = b.iter().filter(|c| c.is_ascii_alphabetic()).count();
+        let stand_ins = b.iter().filter(|&&c| unleet(c).is_some()).count();
+        let hexish =
+            core.starts_with("0x") || (b.len() >= 6 && b.iter().all(u8::is_ascii_hexdigit));
+        let identifier = b.contains(&b'_');
+        let is_leet = stand_ins > 0
+            && (letters > 0 || b.len() <= 2)
+            && !hexish
+            && !identifier
+            && b.iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == b'@' || c == b'$');
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if is_leet {
+            leet += usize::from(letters > 0);
+            out.extend(b.iter().map(|&c| char::from(unleet(c).unwrap_or(c))));
+        } else {
+            out.push_str(word);
+        }
+    }
+    (leet >= MIN_LEET_WORDS && leet * 3 >= words).then_some(out)
 }
 
 /// Every maximal run of base64 or hex bytes of [`MIN_RUN`] bytes or more, in

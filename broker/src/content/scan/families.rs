@@ -20,14 +20,8 @@ use std::sync::{LazyLock, OnceLock};
 use regex::Regex;
 
 use super::classic::compile;
-
-/// A family: its signal index in [`super::SIGNALS`], the anchors, and the
-/// patterns (any of which is a match).
-struct Family {
-    signal: usize,
-    anchors: &'static [&'static str],
-    patterns: &'static [&'static str],
-}
+use super::reader::{READER_FAMILIES, expand};
+use super::signals::Family;
 
 // Shorthands: `{B}` an ASCII word boundary. Patterns run on one lowered line,
 // so `\s` never crosses a line.
@@ -89,6 +83,8 @@ const FAMILIES: &[Family] = &[
     Family {
         signal: 13,
         anchors: &[
+            "[end",
+            "[start",
             "[inst]",
             "[/inst]",
             "<<sys>>",
@@ -111,8 +107,9 @@ const FAMILIES: &[Family] = &[
             "<h3>system",
         ],
         patterns: &[
-            r"(?:^|[^a-z0-9_.\])])\[/?inst\]|<</?sys>>|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|<end\s+of\s+(?:session|conversation|turn|prompt)>",
-            r"\[(?:system|assistant|user)\]\(#[a-z_-]*\)|\[system\]\s*\S|\(system_message\)|</?system>|</?instructions?>",
+            r"\[(?:end|start)\s+(?:of\s+)?(?:input|output|prompt|instructions?|user\s+input|system\s+prompt|context)\]",
+            r"(?:^|[^a-z0-9_.\])(\[,'\x22])\[/?inst\](?:[^)\],'\x22]|$)|<</?sys>>|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|<end\s+of\s+(?:session|conversation|turn|prompt)>",
+            r"\[(?:system|assistant|user)\]\(#[a-z_-]*\)|\[system\]\s*\S|\(system_message\)|<system>\s*(?:you|ignore|the|from|new|always|never|do|your|as|this){B}|</system>|</?instructions?>",
             r"^[\s>*/;-]{0,8}(?:#{1,6}|<h[1-6]>)\s*(?:system|assistant)(?:\s+(?:message|prompt|instructions?|note))?\s*:?\s*(?:</h[1-6]>)?\s*$",
         ],
     },
@@ -177,7 +174,7 @@ const FAMILIES: &[Family] = &[
             "i gave you",
         ],
         patterns: &[
-            r"{B}(?:note|message|notice|memo|instructions?|comment)\s+(?:by|from|to|for)\s+(?:an?\s+|the\s+|all\s+|any\s+)?(?:trustworthy|trusted|expert|senior|verified|official|automated|ai{B}|llms?{B}|language\s+models?|assistants?{B}|chatbots?|bots?{B}|agents?{B}|gpt|claude|copilot)",
+            r"{B}(?:note|message|notice|memo|instructions?|comment)\s+(?:by|from)\s+(?:an?\s+|the\s+)?(?:trustworthy|trusted|expert|senior|verified|official)",
             r"{B}(?:system|assistant|internal|hidden|ai|model)\s+chain[\s-]+of[\s-]+thought",
             r"{B}hidden\s+(?:[a-z-]+\s+){0,3}(?:profile|note|instructions?|message|text|metadata|prompt)s?\s+(?:for|to)\s+(?:the\s+)?(?:automated|ai{B}|llms?{B}|screening|language\s+models?|bots?{B}|agents?{B}|assistants?{B}|machines?)",
             r"{B}(?:invisible|hidden)\s+to\s+(?:the\s+)?humans?{B}|{B}visible\s+(?:only\s+)?to\s+(?:the\s+)?(?:llms?|ai|language\s+models?|bots?|machines|automated)",
@@ -192,6 +189,9 @@ const FAMILIES: &[Family] = &[
     Family {
         signal: 18,
         anchors: &[
+            "following:",
+            "following :",
+            "this:",
             "reply with",
             "respond with",
             "answer with",
@@ -219,6 +219,7 @@ const FAMILIES: &[Family] = &[
             "disregard",
         ],
         patterns: &[
+            r"(?:^|[.!?:;]\s+|{B}(?:and|then|now|please|just|simply|instead)\s+)[\s>*#/-]{0,6}(?:state|print|say|write|output|respond\s+with|reply\s+with|answer\s+with)\s+(?:only\s+|exactly\s+|just\s+)?(?:the\s+following|this)\s*:",
             r"{B}(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+|just\s+|exactly\s+)?(?:the\s+following|this\s+(?:text|message|sentence|phrase)|[\x22“'<]|the\s+(?:text|phrase|words?|sentence|message){B})",
             r"{B}(?:reply|respond|answer)\s+only\s+with{B}",
             r"{B}(?:just|only|simply)\s+(?:print|say|output|type)\s+(?:[\x22“'<]|the\s+following|this{B}|exactly)|{B}(?:and|then)\s+(?:just\s+|only\s+)?print\s+(?:[\x22“'<]|the\s+following|this)",
@@ -227,7 +228,7 @@ const FAMILIES: &[Family] = &[
             r"{B}provide\s+(?:it|this|that|them)\s+to\s+the\s+user",
             r"{B}your\s+(?:only\s+)?(?:response|answer|reply)\s+(?:must|should|shall|will)\s+(?:only\s+)?(?:be|contain|consist|say|read|start)\s+(?:of\s+|with\s+)?(?:exactly|only|the\s+following|[\x22“'])",
             r"{B}and\s+(?:then\s+)?(?:output|report|print|say|respond|reply)\s*:",
-            r"{B}(?:ignore|disregard){B}[^\n]{0,60}?(?:,|{B}and|{B}then)\s*(?:just\s+|only\s+|simply\s+|instead\s+)?(?:print|say|output|write|reply|respond|repeat){B}",
+            r"{B}(?:ignore|disregard){B}[^.\n]{0,60}?(?:,|{B}and|{B}then)\s*(?:just\s+|only\s+|simply\s+|instead\s+)?(?:print|say|output|write|reply|respond|repeat){B}",
         ],
     },
     // INJ20: asks for harmful content.
@@ -249,7 +250,7 @@ const FAMILIES: &[Family] = &[
             "demeaning",
         ],
         patterns: &[
-            r"{B}(?:write|generate|produce|compose|create|say|output|give|tell|make)\s+(?:me\s+)?(?:one|an?|some|\d+|several|a\s+few)?\s*(?:\w+\s+){0,2}(?:toxic|discriminatory|offensive|harmful|hateful|racist|sexist|insulting|derogatory|negative|unfriendly|abusive|violent|demeaning|degrading|rude)\s+(?:\w+\s+){0,2}(?:sentences?|statements?|jokes?|paragraphs?|comments?|tweets?|posts?|remarks?|messages?|content|story|poem|essay|slurs?)",
+            r"{B}(?:write|generate|produce|compose|create|say|output|give|tell|make)\s+(?:me\s+)?(?:one|an?|some|\d+|several|a\s+few)\s+(?:\w+\s+){0,2}(?:toxic|discriminatory|offensive|harmful|hateful|racist|sexist|insulting|derogatory|negative|unfriendly|abusive|violent|demeaning|degrading|rude)\s+(?:\w+\s+){0,2}(?:sentences?|statements?|jokes?|paragraphs?|comments?|tweets?|posts?|remarks?|messages?|content|story|poem|essay|slurs?)",
             r"{B}(?:toxic|discriminatory|offensive|hateful|racist|sexist|derogatory|demeaning)\s+(?:sentences?|statements?|jokes?|remarks?|content|comments?)\s+about{B}",
         ],
     },
@@ -337,6 +338,8 @@ const FAMILIES: &[Family] = &[
     Family {
         signal: 22,
         anchors: &[
+            "listen to",
+            "obey",
             "ignore",
             "disregard",
             "focus only",
@@ -346,13 +349,15 @@ const FAMILIES: &[Family] = &[
             "exclusively focus",
         ],
         patterns: &[
+            r"(?:^|[.!?:;,]\s*|{B}(?:please|and|then|now|just|simply|we|let's|must|should|were\s+to)\s+)(?:ignore|disregard)\s+(?:the|this|that|these|all\s+(?:the\s+)?|any\s+)(?:\w+\s+)?(?:resume|cv|function|webpage|web\s+page|document|article|text|code|table|paper|email|data|content|context|page|input|question|task|request|website|snippet|passage|review|message|report)s?{B}",
+            r"{B}(?:listen\s+to|obey)\s+(?:my|our|these\s+new)\s+(?:new\s+)?(?:instructions|orders|commands){B}",
             r"{B}(?:ignore|disregard|forget)\s+(?:all\s+)?(?:your|my)\s+(?:previous|prior|earlier|original|initial|above|preceding|former){B}",
             r"{B}(?:ignore|disregard)\s+(?:the\s+rest\s+of|everything\s+(?:else\s+)?(?:in|of))\s+(?:this|the)\s+(?:data|document|content|page|email|article|report|resume|snippet|message|webpage|website|text){B}",
-            r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:other|negative|the\s+other|else)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)",
+            r"{B}(?:ignore|disregard)\s+(?:(?:all|any)\s+(?:other|negative|the\s+other|else)|the\s+other)\s+(?:content|info|information|data|text|indicators|instructions|documents?|snippets?)|{B}(?:ignore|disregard)\s+(?:other|negative)\s+(?:indicators|instructions|documents?|snippets?)",
             r"{B}(?:ignore|disregard)\s+(?:all\s+)?(?:info|information|content|data)\s+except",
             r"{B}(?:ignore|disregard)\s+(?:all\s+|any\s+|the\s+)?(?:instructions|directions|guidelines)\s*(?:,|and|above|before|given|you)",
             r"{B}(?:focus|concentrate)\s+(?:only|exclusively|solely)\s+on\s+(?:the\s+)?(?:following|information|positive|this|what)",
-            r"{B}(?:instead|exclusively)\s+focus\s+(?:exclusively\s+|only\s+)?on{B}",
+            r"{B}instead\s+focus\s+(?:exclusively|only|solely)\s+on{B}|{B}exclusively\s+focus\s+on{B}",
             r"{B}(?:want|need|ask)\s+you\s+to\s+ignore{B}",
         ],
     },
@@ -376,7 +381,7 @@ pub(super) static FAMILY_SET: LazyLock<Families> = LazyLock::new(Families::new);
 impl Families {
     fn new() -> Families {
         let mut masks: HashMap<&'static str, u32> = HashMap::new();
-        for (i, family) in FAMILIES.iter().enumerate() {
+        for (i, family) in FAMILIES.iter().chain(READER_FAMILIES).enumerate() {
             for anchor in family.anchors {
                 *masks.entry(anchor).or_default() |= 1 << i;
             }
@@ -385,18 +390,28 @@ impl Families {
         anchors.sort_unstable();
         let patterns = FAMILIES
             .iter()
+            .chain(READER_FAMILIES)
             .map(|family| {
                 // One alternation per family: one search per candidate line.
                 let alternation = family
                     .patterns
                     .iter()
-                    .map(|p| format!("(?:{})", p.replace("{PH}", PLACEHOLDER)))
+                    .map(|p| format!("(?:{})", expand(&p.replace("{PH}", PLACEHOLDER))))
                     .collect::<Vec<_>>()
                     .join("|");
                 (family.signal, alternation, OnceLock::new())
             })
             .collect();
         Families { anchors, patterns }
+    }
+
+    /// The bit of the last family of `signal` in the masks of the lines the
+    /// gate finds.
+    pub(super) fn bit(&self, signal: usize) -> u32 {
+        self.patterns
+            .iter()
+            .rposition(|(s, _, _)| *s == signal)
+            .map_or(0, |i| 1 << i)
     }
 
     /// Compiles every family's patterns now (what the first texts holding

@@ -171,7 +171,8 @@ fn next_non_ascii(bytes: &[u8], from: usize) -> usize {
         .map_or(bytes.len(), |offset| from + skipped + offset)
 }
 
-/// Whether `c` is an invisible formatting character counted as evidence.
+/// Whether `c` is an invisible formatting character: taken out before the
+/// signals read the text, and counted as evidence where it splits words.
 pub(super) fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{200B}'..='\u{200F}'
@@ -180,6 +181,14 @@ pub(super) fn is_invisible(c: char) -> bool {
         | '\u{206A}'..='\u{206F}'
         | '\u{FEFF}'
         | '\u{E0000}'..='\u{E007F}')
+        || is_variation_selector(c)
+}
+
+/// Whether `c` is a variation selector (U+FE00..U+FE0F, U+E0100..U+E01EF).
+/// After an emoji or a CJK ideograph one chooses how it is drawn; between
+/// Latin letters it only splits a word, and a run of them can carry bytes.
+pub(super) fn is_variation_selector(c: char) -> bool {
+    matches!(c, '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
 }
 
 /// Counts invisible formatting characters in the raw text: all of them, and
@@ -200,6 +209,16 @@ pub(super) fn count_invisible(text: &str) -> (u64, u64) {
         let Some(c) = text[i..].chars().next().filter(|&c| is_invisible(c)) else {
             continue;
         };
+        if is_variation_selector(c)
+            && !text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|p| p.is_ascii_alphanumeric() || is_variation_selector(p))
+        {
+            // Choosing how an emoji or an ideograph is drawn: not hidden, not
+            // counted.
+            continue;
+        }
         all += 1;
         let script = |c: Option<char>| {
             c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && !is_invisible(c))
@@ -233,10 +252,10 @@ fn is_right_to_left(c: char) -> bool {
 /// A Cyrillic or Greek letter that looks like an ASCII one, and that letter.
 fn look_alike(c: char) -> Option<char> {
     Some(match c {
-        'а' | 'α' | 'А' | 'Α' => 'a',
+        'а' | 'α' | 'А' | 'Α' | 'ɑ' => 'a',
         'в' | 'В' | 'Β' | 'β' => 'b',
         'с' | 'С' | 'ϲ' => 'c',
-        'ԁ' => 'd',
+        'ԁ' | 'ɗ' => 'd',
         'е' | 'Е' | 'Ε' | 'ε' => 'e',
         'һ' | 'Н' | 'Η' => 'h',
         'і' | 'І' | 'ι' | 'Ι' => 'i',
@@ -250,7 +269,8 @@ fn look_alike(c: char) -> Option<char> {
         'ѕ' | 'Ѕ' => 's',
         'т' | 'Т' | 'τ' | 'Τ' => 't',
         'υ' | 'ս' => 'u',
-        'ν' => 'v',
+        'ν' | 'ѵ' | 'Ѵ' => 'v',
+        'ɡ' | 'ց' => 'g',
         'ѡ' | 'ԝ' => 'w',
         'х' | 'Х' | 'χ' | 'Χ' => 'x',
         'у' | 'У' | 'γ' | 'Υ' => 'y',
@@ -269,7 +289,7 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
     let bytes = raw.as_bytes();
     let look_alikes = memchr::memchr3(0xCE, 0xCF, 0xD0, bytes).is_some()
         || memchr::memchr3(0xD1, 0xD2, 0xD4, bytes).is_some()
-        || memchr::memchr(0xD5, bytes).is_some();
+        || memchr::memchr3(0xD5, 0xD6, 0xC9, bytes).is_some();
     if invisible == 0 && !look_alikes {
         return None;
     }
@@ -320,6 +340,20 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
                 letter_before = true;
                 continue;
             }
+            if let Some(word_end) = disguised_word(raw, start) {
+                out.push_str(&raw[copied..start]);
+                replaced = replaced.or(Some(out.len()));
+                out.extend(
+                    raw[start..word_end]
+                        .chars()
+                        .map(|w| look_alike(w).unwrap_or(w)),
+                );
+                copied = word_end;
+                at = word_end;
+                known_at = word_end;
+                letter_before = true;
+                continue;
+            }
         }
         letter_before = false;
     }
@@ -330,15 +364,95 @@ pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<u
     Some((out, replaced))
 }
 
+/// The end of the word starting at `start` with a look-alike letter, when
+/// the word is Latin text spelled with letters of another script: it mixes
+/// look-alike letters with ASCII ones only (`Іɡnоrе`, the first two not
+/// Latin), or it is all look-alike letters and a Latin word stands next to
+/// it on the line (`the соԁе`, all of `соԁе` Cyrillic). A word of Cyrillic
+/// or Greek text has letters without a Latin look-alike, or neighbours in
+/// its own script, and is left alone.
+fn disguised_word(raw: &str, start: usize) -> Option<usize> {
+    /// Spaces and sentence punctuation passed over to reach the neighbouring
+    /// word (quotes and brackets end the look: in code they part a string in
+    /// another script from the Latin identifiers around it).
+    const GAP: usize = 3;
+    if raw[..start]
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphabetic)
+    {
+        return None;
+    }
+    let (end, latin) = latin_word(&raw[start..])?;
+    if latin {
+        return Some(start + end);
+    }
+    // A one-letter word (Russian `в`, `с`, `о`) is no evidence either way.
+    if raw[start..start + end].chars().count() < 2 {
+        return None;
+    }
+    let end = start + end;
+    let near = |text: &str, backwards: bool| {
+        let mut chars: Box<dyn Iterator<Item = (usize, char)>> = if backwards {
+            Box::new(text.char_indices().rev())
+        } else {
+            Box::new(text.char_indices())
+        };
+        let mut gap = 0;
+        for (i, c) in chars.by_ref() {
+            if c.is_alphabetic() {
+                let word = if backwards {
+                    let from = text[..i + c.len_utf8()]
+                        .char_indices()
+                        .rev()
+                        .take_while(|(_, w)| w.is_alphabetic())
+                        .last()
+                        .map_or(i, |(j, _)| j);
+                    &text[from..]
+                } else {
+                    &text[i..]
+                };
+                return latin_word(word).is_some_and(|(len, latin)| latin && len > 1);
+            }
+            gap += 1;
+            if c == '\n' || gap > GAP || !(c.is_whitespace() || ",.;:!?".contains(c)) {
+                return false;
+            }
+        }
+        false
+    };
+    (near(&raw[..start], true) || near(&raw[end..], false)).then_some(end)
+}
+
+/// The length of the word `text` starts with, and whether it holds an
+/// ASCII letter, when its letters are ASCII or look-alike ones only.
+fn latin_word(text: &str) -> Option<(usize, bool)> {
+    let mut end = 0;
+    let mut latin = false;
+    for c in text.chars() {
+        if c.is_ascii_alphabetic() {
+            latin = true;
+        } else if c.is_alphabetic() || is_invisible(c) {
+            look_alike(c)?;
+        } else {
+            break;
+        }
+        end += c.len_utf8();
+    }
+    Some((end, latin))
+}
+
 /// Lead bytes of the characters [`deobfuscate`] may remove or replace: the
-/// invisible ones (0xE2, 0xEF, 0xF3) and the look-alike letters (Greek,
-/// Cyrillic, Cyrillic Supplement and Armenian: 0xCE, 0xCF, 0xD0, 0xD1,
-/// 0xD2, 0xD4, 0xD5). Everything else is copied as it stands, not read character
-/// by character.
+/// invisible ones (0xE2, 0xEF, 0xF3) and the look-alike letters (IPA,
+/// Greek, Cyrillic, Cyrillic Supplement and Armenian: 0xC9, 0xCE, 0xCF,
+/// 0xD0, 0xD1, 0xD2, 0xD4, 0xD5, 0xD6). Everything else is copied as it
+/// stands, not read character by character.
 static CANDIDATE_LEADS: [bool; 256] = {
     let mut leads = [false; 256];
     let mut i = 0;
-    let list = [0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD4, 0xD5, 0xE2, 0xEF, 0xF3];
+    let list = [
+        0xC9, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD4, 0xD5, 0xD6, 0xE2, 0xEF, 0xF3,
+    ];
     while i < list.len() {
         leads[list[i]] = true;
         i += 1;
@@ -354,19 +468,31 @@ pub(super) fn deobfuscate_by_char(raw: &str) -> Option<(String, Option<usize>)> 
     let mut changed = false;
     let mut replaced = None;
     let mut prev_ascii_letter = false;
-    let mut chars = raw.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut skip_to = 0;
+    let mut chars = raw.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if i < skip_to {
+            continue;
+        }
         if is_invisible(c) {
             changed = true;
             continue;
         }
         if let Some(ascii) = look_alike(c) {
-            let next_ascii_letter = chars.peek().is_some_and(char::is_ascii_alphabetic);
+            let next_ascii_letter = chars.peek().is_some_and(|(_, n)| n.is_ascii_alphabetic());
             if prev_ascii_letter || next_ascii_letter {
                 replaced = replaced.or(Some(out.len()));
                 out.push(ascii);
                 changed = true;
                 prev_ascii_letter = true;
+                continue;
+            }
+            if let Some(end) = disguised_word(raw, i) {
+                replaced = replaced.or(Some(out.len()));
+                out.extend(raw[i..end].chars().map(|w| look_alike(w).unwrap_or(w)));
+                changed = true;
+                prev_ascii_letter = true;
+                skip_to = end;
                 continue;
             }
         }
