@@ -22,6 +22,7 @@
 //! request's deadline.
 
 pub mod patch;
+pub mod rename;
 pub mod safety;
 pub mod worktree;
 
@@ -207,6 +208,16 @@ impl Repo {
         failed(self.tool, reason)
     }
 
+    /// Whether the work tree's executable bit is meaningful
+    /// (`core.fileMode`, true unless the repository says otherwise).
+    #[must_use]
+    pub fn exec_bit(&self) -> bool {
+        self.repo
+            .config_snapshot()
+            .boolean("core.filemode")
+            .unwrap_or(true)
+    }
+
     /// The hash kind of the repository.
     #[must_use]
     pub fn hash_kind(&self) -> gix::hash::Kind {
@@ -244,6 +255,13 @@ impl Repo {
             }));
         }
         Ok((kind, data))
+    }
+
+    /// An object's size from its header (nothing inflated); `None` when
+    /// it cannot be found.
+    #[must_use]
+    pub fn object_size(&self, id: ObjectId) -> Option<u64> {
+        self.repo.try_find_header(id).ok().flatten().map(|h| h.size())
     }
 
     /// A blob's bytes (at most `cap`).

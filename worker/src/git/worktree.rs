@@ -119,6 +119,28 @@ fn same(rec: &Recorded, now: &Stamp, size: u64) -> bool {
         && rec.size == size as u32
 }
 
+/// The git mode the work-tree file at the tracked path `rel` has, given
+/// its index mode `mode`: a regular file is `100755` when its owner may
+/// execute it and `100644` otherwise, as git records it; other kinds keep
+/// the index's mode. With `exec_bit` false (`core.fileMode = false`) the
+/// index's mode is kept, as git does.
+#[must_use]
+pub fn mode_of(ws: &Workspace, rel: &str, mode: u32, exec_bit: bool) -> u32 {
+    if !exec_bit || mode & 0o170000 != 0o100000 {
+        return mode;
+    }
+    match open::stamp_rel(ws, rel) {
+        Ok((meta, Some(stamp))) if meta.kind == Kind::File => {
+            if stamp.mode & 0o100 != 0 {
+                0o100755
+            } else {
+                0o100644
+            }
+        }
+        _ => mode,
+    }
+}
+
 /// What the work tree holds at a tracked path.
 #[derive(Debug)]
 pub enum Side {
