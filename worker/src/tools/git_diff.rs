@@ -265,6 +265,7 @@ fn compare(
             New::Objects(_) => None,
         };
         let work = stats.is_some();
+        let mode_of = |e: Entry| worktree::mode_of(ws, path, e.mode, exec_bit);
         if let Some(root) = ws.denylist().denied_root(path) {
             // Never read, never named, never compared: counted by the
             // denied directory or name it is under whenever it is in either
@@ -292,7 +293,7 @@ fn compare(
             (true, Some(e)) if stats.is_some_and(|s| s.unchanged(ws, path, e.mode)) => {
                 version(Some(e))
             }
-            (true, Some(e)) => match worktree::read(ws, path, e.mode) {
+            (true, Some(e)) => match worktree::read(ws, path, mode_of(e)) {
                 Side::Missing => None,
                 Side::Refused(why) => {
                     out.unreadable += 1;
@@ -307,7 +308,7 @@ fn compare(
                         gix::objs::compute_hash(repo.hash_kind(), gix::objs::Kind::Blob, &bytes)
                             .map_err(|_| repo.fail(GitReason::Unreadable))?;
                     Some(Version {
-                        mode: worktree::mode_of(ws, path, e.mode, exec_bit),
+                        mode: mode_of(e),
                         id,
                         bytes: Some(bytes),
                     })
