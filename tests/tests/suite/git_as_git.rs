@@ -440,3 +440,105 @@ fn a_staged_rename_with_edits_is_one_entry_in_every_tool() {
     let r = ok_result(&mut m, "git_show", json!({"stat_only": true}));
     assert_eq!(stat_names(&text(&r, 0)), vec!["a.txt => b.txt".to_owned()]);
 }
+
+/// A repository with packed history at `fx.root`.
+fn packed_repo() -> Fixture {
+    let fx = small_repo();
+    fx.file("a.txt", "changed\n");
+    fx.git(&["commit", "--quiet", "-am", "second"]);
+    fx.git(&["gc", "--quiet"]);
+    fx
+}
+
+/// Every git tool answers on `root`.
+fn every_git_tool_answers(root: &Path, what: &str) {
+    let mut m = start(root, Mode::Confined);
+    for (tool, args) in [
+        ("git_log", json!({})),
+        ("git_show", json!({})),
+        ("git_diff", json!({"revision": "HEAD~1..HEAD"})),
+        ("git_diff", json!({})),
+        ("git_status", json!({})),
+        ("git_blame", json!({"path": "keep.txt"})),
+    ] {
+        ok(&mut m, tool, args.clone());
+    }
+    let r = ok(&mut m, "git_log", json!({}));
+    assert_eq!(r["commits"].as_array().unwrap().len(), 2, "{what}: {r}");
+}
+
+/// `moat doctor`'s `repository` line for `root`.
+fn doctor_repository(root: &Path) -> String {
+    let run = moat_tests::run_moat(["doctor", "--workspace", root.to_str().unwrap()], &[]);
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("repository"))
+        .map(|l| l.trim().to_owned())
+        .unwrap_or_else(|| panic!("no repository line: {run}"))
+}
+
+#[test]
+fn a_local_clone_a_worktree_and_the_original_are_readable() {
+    let fx = packed_repo();
+    // `git clone DIR NEW` hard-links every object file into the clone: the
+    // original's packs now have two links as well.
+    fx.git(&["clone", "--quiet", ".", "clone"]);
+    fx.git(&["worktree", "add", "--quiet", "wt"]);
+    let pack = std::fs::read_dir(fx.root.join(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "pack"))
+        .unwrap();
+    assert!(
+        std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&pack).unwrap()) > 1,
+        "the fixture hard-links the packs"
+    );
+    every_git_tool_answers(&fx.root, "the original");
+    every_git_tool_answers(&fx.root.join("clone"), "the clone");
+    assert_eq!(doctor_repository(&fx.root), "readable by the git tools");
+    // The linked worktree served alone: its git directory is outside it;
+    // the refusal and doctor say what to do.
+    let mut m = start(&fx.root.join("wt"), Mode::Confined);
+    let (code, r) = super::tools_util::refused(&mut m, "git_log", json!({}));
+    assert_eq!(code, "unsafe_repository", "{r}");
+    assert!(r.to_string().contains("serve the directory that holds the main repository"), "{r}");
+    assert!(doctor_repository(&fx.root.join("wt")).contains("serve the directory"));
+}
+
+#[test]
+fn hard_linked_control_files_stay_refused_and_linked_store_files_leak_nothing() {
+    let outside = Fixture::new();
+    let marker = "OUTSIDE-SECRET-7f3a";
+    let secret = outside.file("secret.txt", format!("{marker}\n"));
+    // A control file that is another file's second name: refused, with the
+    // remedy.
+    let fx = packed_repo();
+    std::fs::remove_file(fx.root.join(".git/config")).unwrap();
+    std::fs::copy(&secret, outside.root.join("config")).unwrap();
+    std::fs::write(outside.root.join("config"), "[core]\n\trepositoryformatversion = 0\n").unwrap();
+    std::fs::hard_link(outside.root.join("config"), fx.root.join(".git/config")).unwrap();
+    let mut m = start(&fx.root, Mode::Confined);
+    let (code, r) = super::tools_util::refused(&mut m, "git_log", json!({}));
+    assert_eq!(code, "unsafe_repository", "{r}");
+    assert!(r.to_string().contains("git clone --no-hardlinks"), "{r}");
+    assert!(doctor_repository(&fx.root).contains("git clone --no-hardlinks"));
+    // An object-store file replaced by a second name of an outside file:
+    // it parses as no pack, and nothing of it is ever shown.
+    let fx = packed_repo();
+    for e in std::fs::read_dir(fx.root.join(".git/objects/pack")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|e| e == "pack") {
+            std::fs::remove_file(&p).unwrap();
+            std::fs::hard_link(&secret, &p).unwrap();
+        }
+    }
+    let mut m = start(&fx.root, Mode::Confined);
+    for (tool, args) in [
+        ("git_log", json!({})),
+        ("git_show", json!({})),
+        ("git_blame", json!({"path": "keep.txt"})),
+    ] {
+        let r = m.call(tool, args);
+        assert!(!r.to_string().contains(marker), "{tool}: {r}");
+    }
+}

@@ -248,6 +248,14 @@ impl Repo {
             .ok_or(self.fail(GitReason::MissingObject))?;
         let kind = obj.kind;
         let data = obj.detach().data;
+        // Content-addressed: what was read must be the object asked for.
+        // Object-store files may be hard links (a local clone's packs), so
+        // this is what makes another file's bytes unreadable through them.
+        let hash = gix::objs::compute_hash(self.hash_kind(), kind, &data)
+            .map_err(|_| self.fail(GitReason::Unreadable))?;
+        if hash != id {
+            return Err(self.fail(GitReason::Unreadable));
+        }
         if data.len() as u64 > cap {
             return Err(WireError::TooLarge(TooLarge::GitObject {
                 size: data.len() as u64,
