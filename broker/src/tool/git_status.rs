@@ -179,7 +179,8 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
     let list = |v: &[moat_protocol::response::StatusEntry]| -> Vec<Value> {
         v.iter()
             .map(|e| {
-                let mut v = json!({"path": structured_name(&e.path), "status": e.status.to_string()});
+                let mut v =
+                    json!({"path": structured_name(&e.path), "status": e.status.to_string()});
                 if let (Some(from), Some(m)) = (&e.from, v.as_object_mut()) {
                     m.insert("from".into(), json!(structured_name(from)));
                 }

@@ -193,7 +193,9 @@ fn generated_history(fx: &Fixture, commits: usize) {
                 }
                 // Binary change.
                 8 => {
-                    let bytes: Vec<u8> = (0..(20 + rng.below(200))).map(|_| rng.next() as u8).collect();
+                    let bytes: Vec<u8> = (0..(20 + rng.below(200)))
+                        .map(|_| rng.next() as u8)
+                        .collect();
                     let mut b = vec![0u8];
                     b.extend(bytes);
                     std::fs::write(root.join("blob.bin"), b).unwrap();
@@ -207,7 +209,16 @@ fn generated_history(fx: &Fixture, commits: usize) {
             }
         }
         git(&["add", "-A"], c + 2);
-        git(&["commit", "--quiet", "--allow-empty", "-m", &format!("change {c}")], c + 2);
+        git(
+            &[
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "-m",
+                &format!("change {c}"),
+            ],
+            c + 2,
+        );
     }
     // A merge, which the comparison skips (git shows merges differently).
     let n = commits + 3;
@@ -270,7 +281,11 @@ fn git_show_and_git_diff_totals_equal_gits_on_every_commit() {
     for id in &list {
         let want = numstat(&fx.root, &["show", "--numstat", "--format=", id]);
         renamed += want.3.iter().filter(|n| n.contains(" => ")).count();
-        let r = ok_result(&mut m, "git_show", json!({"revision": id, "stat_only": true}));
+        let r = ok_result(
+            &mut m,
+            "git_show",
+            json!({"revision": id, "stat_only": true}),
+        );
         let got = &r["structuredContent"];
         let have = (
             got["files_changed"].as_u64().unwrap(),
@@ -286,7 +301,11 @@ fn git_show_and_git_diff_totals_equal_gits_on_every_commit() {
     for (from, to) in [(0, n - 1), (n / 3, n / 2), (n - 5, n - 1)] {
         let range = format!("{}..{}", list[from], list[to]);
         let want = numstat(&fx.root, &["diff", "--numstat", &range]);
-        let r = ok_result(&mut m, "git_diff", json!({"revision": range, "stat_only": true}));
+        let r = ok_result(
+            &mut m,
+            "git_diff",
+            json!({"revision": range, "stat_only": true}),
+        );
         let got = &r["structuredContent"];
         let have = (
             got["files_changed"].as_u64().unwrap(),
@@ -332,7 +351,11 @@ fn moat_status(gs: &Value) -> Vec<(String, String, String)> {
                 Some(from) => format!("{from} -> {}", e["path"].as_str().unwrap()),
                 None => e["path"].as_str().unwrap().to_owned(),
             };
-            v.push((list.to_owned(), e["status"].as_str().unwrap().to_owned(), path));
+            v.push((
+                list.to_owned(),
+                e["status"].as_str().unwrap().to_owned(),
+                path,
+            ));
         }
     }
     v.sort();
@@ -342,7 +365,9 @@ fn moat_status(gs: &Value) -> Vec<(String, String, String)> {
 fn small_repo() -> Fixture {
     assert!(have_git());
     let fx = Fixture::new();
-    let body: String = (1..=40).map(|i| format!("line {i} of the file\n")).collect();
+    let body: String = (1..=40)
+        .map(|i| format!("line {i} of the file\n"))
+        .collect();
     fx.file("run.sh", "echo hi\n");
     fx.file("a.txt", &body);
     fx.file("keep.txt", "keep\n");
@@ -377,7 +402,11 @@ fn mode_and_type_changes_show_as_git_shows_them() {
         let want = numstat(&fx.root, &["diff", "--numstat"]);
         let d = &r["structuredContent"];
         assert_eq!(
-            (d["files_changed"].as_u64().unwrap(), d["lines_added"].as_u64().unwrap(), d["lines_removed"].as_u64().unwrap()),
+            (
+                d["files_changed"].as_u64().unwrap(),
+                d["lines_added"].as_u64().unwrap(),
+                d["lines_removed"].as_u64().unwrap()
+            ),
             (want.0, want.1, want.2),
             "{mode:?}: {t}"
         );
@@ -418,11 +447,20 @@ fn a_staged_rename_with_edits_is_one_entry_in_every_tool() {
     let gs = ok(&mut m, "git_status", json!({"untracked": false}));
     assert_eq!(moat_status(&gs), git_status(&fx.root), "{gs}");
     assert_eq!(gs["staged"][0]["status"], "R", "{gs}");
-    let r = ok_result(&mut m, "git_diff", json!({"staged": true, "stat_only": true}));
+    let r = ok_result(
+        &mut m,
+        "git_diff",
+        json!({"staged": true, "stat_only": true}),
+    );
     let want = numstat(&fx.root, &["diff", "--cached", "--numstat"]);
     let d = &r["structuredContent"];
     assert_eq!(
-        (d["files_changed"].as_u64().unwrap(), d["lines_added"].as_u64().unwrap(), d["lines_removed"].as_u64().unwrap(), stat_names(&text(&r, 0))),
+        (
+            d["files_changed"].as_u64().unwrap(),
+            d["lines_added"].as_u64().unwrap(),
+            d["lines_removed"].as_u64().unwrap(),
+            stat_names(&text(&r, 0))
+        ),
         want
     );
     let r = ok_result(&mut m, "git_diff", json!({"staged": true}));
@@ -501,7 +539,11 @@ fn a_local_clone_a_worktree_and_the_original_are_readable() {
     let mut m = start(&fx.root.join("wt"), Mode::Confined);
     let (code, r) = super::tools_util::refused(&mut m, "git_log", json!({}));
     assert_eq!(code, "unsafe_repository", "{r}");
-    assert!(r.to_string().contains("serve the directory that holds the main repository"), "{r}");
+    assert!(
+        r.to_string()
+            .contains("serve the directory that holds the main repository"),
+        "{r}"
+    );
     assert!(doctor_repository(&fx.root.join("wt")).contains("serve the directory"));
 }
 
@@ -515,7 +557,11 @@ fn hard_linked_control_files_stay_refused_and_linked_store_files_leak_nothing() 
     let fx = packed_repo();
     std::fs::remove_file(fx.root.join(".git/config")).unwrap();
     std::fs::copy(&secret, outside.root.join("config")).unwrap();
-    std::fs::write(outside.root.join("config"), "[core]\n\trepositoryformatversion = 0\n").unwrap();
+    std::fs::write(
+        outside.root.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n",
+    )
+    .unwrap();
     std::fs::hard_link(outside.root.join("config"), fx.root.join(".git/config")).unwrap();
     let mut m = start(&fx.root, Mode::Confined);
     let (code, r) = super::tools_util::refused(&mut m, "git_log", json!({}));
@@ -541,4 +587,124 @@ fn hard_linked_control_files_stay_refused_and_linked_store_files_leak_nothing() 
         let r = m.call(tool, args);
         assert!(!r.to_string().contains(marker), "{tool}: {r}");
     }
+}
+
+/// The fenced body of an answer's last text item (what the worker sent).
+fn fenced_body(r: &Value) -> String {
+    let t = r["content"].as_array().unwrap().last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let open = t.find('\n').unwrap() + 1;
+    let close = t.rfind("\n</untrusted-").unwrap();
+    t[open..close].to_owned()
+}
+
+#[test]
+fn git_diff_pages_always_move_on_and_concatenate_to_the_whole() {
+    let fx = small_repo();
+    let mut small = super::tools_util::start_with(
+        &fx.root,
+        Mode::Confined,
+        &[
+            ("PATH", super::git::NO_GIT_PATH),
+            ("MOAT_SANDBOX__MAX_ANSWER_CHARS", "4000"),
+        ],
+    );
+    let mut whole = start(&fx.root, Mode::Confined);
+    let mut rng = Rng(0x51_7cc1_b727_220a);
+    for case in 0..6u64 {
+        // Generated changes: many small files, one file larger than a page,
+        // and a single line (with multi-byte characters) longer than a page.
+        for i in 0..(1 + rng.below(6)) {
+            let n = 1 + rng.below(120) as usize;
+            write_lines(
+                &fx.root,
+                &format!("gen/c{case}_{i}.txt"),
+                &lines(&mut rng, n),
+                false,
+            );
+        }
+        let long: String = (0..(3000 + rng.below(9000)))
+            .map(|k| if k % 7 == 0 { 'é' } else { 'x' })
+            .collect();
+        std::fs::write(
+            fx.root.join(format!("gen/long{case}.txt")),
+            format!("{long}\n"),
+        )
+        .unwrap();
+        fx.git(&["add", "-A"]);
+        let args = json!({"staged": true});
+        let want = fenced_body(&ok_result(&mut whole, "git_diff", args.clone()));
+        let mut got = String::new();
+        let mut next: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let mut a = args.clone();
+            if let Some(c) = &next {
+                a["cursor"] = json!(c);
+            }
+            let r = ok_result(&mut small, "git_diff", a);
+            let body = fenced_body(&r);
+            // No page exceeds the budget (its continuation line is in the
+            // summary, outside the fenced text).
+            assert!(
+                body.len() <= 4000,
+                "case {case} page {pages}: {} bytes",
+                body.len()
+            );
+            assert!(!body.is_empty(), "case {case} page {pages} moved on");
+            got.push_str(&body);
+            pages += 1;
+            assert!(pages < 500, "case {case}: no end");
+            match r["structuredContent"]["next_cursor"].as_str() {
+                Some(c) => {
+                    assert!(text(&r, 0).contains(&format!("cursor=\"{c}\"")), "{r}");
+                    next = Some(c.to_owned());
+                }
+                None => break,
+            }
+        }
+        assert!(pages >= 2, "case {case}: paged ({pages})");
+        assert_eq!(
+            got, want,
+            "case {case}: the pages concatenate to the whole diff"
+        );
+        fx.git(&["commit", "--quiet", "-m", &format!("case {case}")]);
+    }
+}
+
+#[test]
+fn git_blame_cuts_at_the_answer_budget_and_continues() {
+    let fx = small_repo();
+    let doc: Vec<String> = (1..=148)
+        .map(|i| {
+            format!(
+                "Line {i}: {}",
+                "prose of a long markdown paragraph ".repeat(8)
+            )
+        })
+        .collect();
+    write_lines(&fx.root, "doc.md", &doc, false);
+    fx.git(&["add", "-A"]);
+    fx.git(&["commit", "--quiet", "-m", "doc"]);
+    let mut m = start(&fx.root, Mode::Confined);
+    let mut args = json!({"path": "doc.md"});
+    let mut seen: Vec<String> = Vec::new();
+    for _ in 0..20 {
+        let r = ok_result(&mut m, "git_blame", args.clone());
+        let t = text(&r, 0);
+        let s = &r["structuredContent"];
+        assert!(t.len() <= 40_000 + 400, "{} characters", t.len());
+        for g in s["groups"].as_array().unwrap() {
+            for l in g["lines"].as_array().unwrap() {
+                seen.push(l.as_str().unwrap().to_owned());
+            }
+        }
+        if s["truncated"] == json!(false) {
+            break;
+        }
+        args = super::git_show::continuation(&r, "git_blame");
+    }
+    assert_eq!(seen, doc, "the pages hold every line once, in order");
 }

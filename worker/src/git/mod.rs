@@ -269,7 +269,11 @@ impl Repo {
     /// it cannot be found.
     #[must_use]
     pub fn object_size(&self, id: ObjectId) -> Option<u64> {
-        self.repo.try_find_header(id).ok().flatten().map(|h| h.size())
+        self.repo
+            .try_find_header(id)
+            .ok()
+            .flatten()
+            .map(|h| h.size())
     }
 
     /// A blob's bytes (at most `cap`).

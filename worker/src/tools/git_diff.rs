@@ -40,6 +40,33 @@ const STAT_WIDTH: usize = 200;
 
 const GITLINK: u32 = 0o160000;
 
+/// Most bytes of a whole diff rendered for paging; past it the diff is cut
+/// and continues by path.
+const MAX_WHOLE_DIFF_BYTES: usize = 32 * 1024 * 1024;
+
+/// The page of `text` from byte `skip`, at most `budget` bytes: up to the
+/// last line end that fits, or (when one line is longer than a page) up to
+/// the last character boundary that fits. Returns it and whether text
+/// remains after it.
+fn page_of(text: &str, skip: u64, budget: usize) -> (String, bool) {
+    let mut start = usize::try_from(skip).unwrap_or(usize::MAX).min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let rest = &text[start..];
+    if rest.len() <= budget {
+        return (rest.to_owned(), false);
+    }
+    let mut cut = budget.max(4);
+    while !rest.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(i) = rest[..cut].rfind('\n') {
+        cut = i + 1;
+    }
+    (rest[..cut].to_owned(), true)
+}
+
 /// The line a file's section holds instead of hunks when its sides differ
 /// only inside redacted text.
 const HIDDEN_CHANGE: &str = "moat: the change lies inside redacted text.\n";
@@ -182,6 +209,9 @@ pub fn run(
     };
     let mut out = Output::default();
     let changes = compare(ws, &repo, &old, &new, &mut out, deadline)?;
+    // The whole diff is rendered (up to a memory bound), then one page of
+    // it is answered from `skip`: a page ends at a line end, or inside a
+    // line longer than a page, so every page moves on.
     render(
         ws,
         &repo,
@@ -190,13 +220,26 @@ pub fn run(
         context,
         &mut out,
         deadline,
-        ws.limits().git_bytes(),
+        MAX_WHOLE_DIFF_BYTES,
     )?;
     if out.truncated && out.text.is_empty() {
         return Err(WireError::TooLarge(TooLarge::Diff {
             limit: ws.limits().git_bytes() as u64,
         }));
     }
+    let page = page_of(&out.text, args.skip, ws.limits().git_bytes());
+    if page.1 {
+        out.truncated = true;
+        if out.next_path.is_none() {
+            out.not_shown = 0;
+        }
+    }
+    // A page cut inside the whole diff continues by cursor; a whole diff
+    // cut at the memory bound continues by path, as before.
+    if page.1 {
+        out.next_path = None;
+    }
+    out.text = page.0;
     Ok(ToolOutput::GitDiff(GitDiffOutput {
         diff: out.text,
         files_changed: out.files,
@@ -601,14 +644,39 @@ fn render(
                 similarity: None,
                 ..file
             };
-            let (mut section, _) = file_section(&c, &gone, binary, redacted, raw_before, &[], before, &[], context);
-            let (next, _) = file_section(&c, &born, binary, redacted, &[], raw_after, &[], after, context);
+            let (mut section, _) = file_section(
+                &c,
+                &gone,
+                binary,
+                redacted,
+                raw_before,
+                &[],
+                before,
+                &[],
+                context,
+            );
+            let (next, _) = file_section(
+                &c,
+                &born,
+                binary,
+                redacted,
+                &[],
+                raw_after,
+                &[],
+                after,
+                context,
+            );
             section.push_str(&next);
-            let (a, d) = if binary { (0, 0) } else { patch::count(before, after) };
+            let (a, d) = if binary {
+                (0, 0)
+            } else {
+                patch::count(before, after)
+            };
             (section, a, d)
         } else {
-            let (section, (a, d)) =
-                file_section(&c, &file, binary, redacted, raw_before, raw_after, before, after, context);
+            let (section, (a, d)) = file_section(
+                &c, &file, binary, redacted, raw_before, raw_after, before, after, context,
+            );
             (section, a, d)
         };
         if text.len() + section.len() > budget {

@@ -90,7 +90,9 @@ pub fn run(
     let (index, stats) = repo.index_with_stats("", deadline)?;
     let mut denied: BTreeSet<String> = BTreeSet::new();
     let staged = staged(ws, &head_tree, &index, &mut denied);
-    let staged = crate::tools::git_diff::pair_status_renames(ws, &repo, staged, &head_tree, &index, deadline)?;
+    let staged = crate::tools::git_diff::pair_status_renames(
+        ws, &repo, staged, &head_tree, &index, deadline,
+    )?;
     let mut truncation = None;
     let unstaged = unstaged(
         ws,
