@@ -24,6 +24,7 @@
 pub mod patch;
 pub mod rename;
 pub mod safety;
+pub mod sides;
 pub mod worktree;
 
 use std::collections::BTreeMap;

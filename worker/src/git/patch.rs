@@ -340,6 +340,29 @@ pub fn stat(rows: &[StatRow], width: usize) -> String {
     out
 }
 
+/// The page of a diff `text` from byte `skip`, at most `budget` bytes: up to the
+/// last line end that fits, or (when one line is longer than a page) up to
+/// the last character boundary that fits. Returns it and whether text
+/// remains after it.
+pub fn page_of(text: &str, skip: u64, budget: usize) -> (String, bool) {
+    let mut start = usize::try_from(skip).unwrap_or(usize::MAX).min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let rest = &text[start..];
+    if rest.len() <= budget {
+        return (rest.to_owned(), false);
+    }
+    let mut cut = budget.max(4);
+    while !rest.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(i) = rest[..cut].rfind('\n') {
+        cut = i + 1;
+    }
+    (rest[..cut].to_owned(), true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

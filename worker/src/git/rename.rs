@@ -231,14 +231,8 @@ pub fn find(
         if !sizes_allow(a, b) {
             return 0;
         }
-        if !cache_src.contains_key(&s) {
-            let v = spans(true, s);
-            cache_src.insert(s, v);
-        }
-        if !cache_dst.contains_key(&d) {
-            let v = spans(false, d);
-            cache_dst.insert(d, v);
-        }
+        cache_src.entry(s).or_insert_with(|| spans(true, s));
+        cache_dst.entry(d).or_insert_with(|| spans(false, d));
         match (cache_src.get(&s), cache_dst.get(&d)) {
             (Some(Some(a)), Some(Some(b))) => similarity(a, b),
             _ => 0,
