@@ -261,7 +261,7 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                 ),
                 WireError::UnsafeRepository(rule) => (
                     format!("the repository is not read: {}", unsafe_rule(*rule)),
-                    "Repository files must be regular files or directories inside the workspace, one link each.".into(),
+                    unsafe_remedy(*rule).into(),
                 ),
                 WireError::GitFailed(g) => {
                     let rev_hint = "Give a branch, tag, commit or range such as main..HEAD.".to_owned();
@@ -358,7 +358,9 @@ fn secs(d: Duration) -> String {
 
 /// The sentence naming the repository safety rule that failed (never what
 /// any file holds).
-fn unsafe_rule(rule: UnsafeRule) -> &'static str {
+/// Why a repository is refused, as a sentence.
+#[must_use]
+pub fn unsafe_rule(rule: UnsafeRule) -> &'static str {
     match rule {
         UnsafeRule::DotGitKind => "`.git` is a symbolic link or a special file.",
         UnsafeRule::GitdirOutside => {
@@ -374,6 +376,28 @@ fn unsafe_rule(rule: UnsafeRule) -> &'static str {
         }
         UnsafeRule::TooManyControlFiles => {
             "the git directory holds more refs, logs and packs than this server checks."
+        }
+    }
+}
+
+/// What to do about an unsafe repository (also `moat doctor`'s advice).
+#[must_use]
+pub fn unsafe_remedy(rule: UnsafeRule) -> &'static str {
+    match rule {
+        UnsafeRule::DotGitKind | UnsafeRule::ControlFileKind => {
+            "Replace the symbolic link (or special file) in the repository with the real file or directory, e.g. clone the repository afresh with `git clone`."
+        }
+        UnsafeRule::GitdirOutside | UnsafeRule::CommondirOutside => {
+            "This is a linked worktree or submodule whose git directory lies outside the workspace: serve the directory that holds the main repository (its `.git` directory) instead, or make a self-contained clone with `git clone --no-local SOURCE DIR`."
+        }
+        UnsafeRule::ControlFileLinks => {
+            "A control file (HEAD, config, index, packed-refs, a ref or reflog) has a second name, which could be another file's: give it its own copy (`cp -p FILE FILE.new && mv FILE.new FILE`), or clone with `git clone --no-hardlinks SOURCE DIR`. Hard-linked object files (packs of a local clone) are accepted."
+        }
+        UnsafeRule::AlternatesOutside => {
+            "The object store borrows objects from outside the workspace (`git clone --shared` or `--reference`): run `git repack -a -d` and delete `.git/objects/info/alternates`, or serve a directory that holds both repositories."
+        }
+        UnsafeRule::TooManyControlFiles => {
+            "Pack the refs and drop old reflogs (`git pack-refs --all` and `git reflog expire --expire=now --all`), then call again."
         }
     }
 }

@@ -253,6 +253,10 @@ pub struct GitDiffArgs {
     pub path: Option<String>,
     /// Lines of context (0..=10); `None` = git's default.
     pub context_lines: Option<u8>,
+    /// Bytes of the whole diff text already given in earlier pages (from a
+    /// cursor).
+    #[serde(default)]
+    pub skip: u64,
 }
 
 /// Arguments of `find_files`.

@@ -82,6 +82,7 @@ pub use serve::{describe_exit_code, run as serve};
 // deadline (with its cancel flag) and progress report.
 pub use deadline::Deadline;
 pub use fs::Workspace;
+pub use git::safety::{Verdict as RepositoryVerdict, verdict as repository_verdict};
 pub use progress::Progress;
 pub use tools::{handle, handle_until};
 

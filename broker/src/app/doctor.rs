@@ -159,6 +159,33 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         "git",
         "read in-process (no git binary); workers can execute no program",
     );
+    // The repository as the git tools will see it (an unsafe one is a
+    // warning: every other tool still serves the workspace).
+    let mut repo_warning = None;
+    match moat_worker::Workspace::open(&super::executor::worker_init(&config)) {
+        Ok(ws) => {
+            let repo = match moat_worker::repository_verdict(&ws) {
+                moat_worker::RepositoryVerdict::None => {
+                    "none at the workspace root (git tools answer not_a_repository)".to_owned()
+                }
+                moat_worker::RepositoryVerdict::Readable => "readable by the git tools".to_owned(),
+                moat_worker::RepositoryVerdict::Unsafe(rule) => {
+                    let text = format!(
+                        "refused by the git tools: {} {}",
+                        crate::error::unsafe_rule(rule),
+                        crate::error::unsafe_remedy(rule)
+                    );
+                    repo_warning = Some(format!("repository {text}"));
+                    text
+                }
+            };
+            line(&mut out, "repository", repo);
+        }
+        Err(e) => {
+            failed = true;
+            line(&mut out, "repository", format!("FAILED: {e}"));
+        }
+    }
 
     if config.sandbox.mode == SandboxMode::Confined {
         match probe_worker(&config) {
@@ -193,6 +220,7 @@ pub fn run(sources: &Sources, transport: Transport, as_json: bool) -> ExitCode {
         }
     }
     let mut warnings = config.violations.clone();
+    warnings.extend(repo_warning);
     if moat_worker::USERLAND_CHECKS_DISABLED {
         warnings.push("TEST BUILD: userland containment checks are disabled (dangerous-disable-userland-checks)".into());
     }

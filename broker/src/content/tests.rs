@@ -184,6 +184,7 @@ fn git_diff(diff: &str) -> (Request, ToolOutput) {
             stat_only: false,
             path: None,
             context_lines: None,
+            skip: 0,
         }),
         ToolOutput::GitDiff(GitDiffOutput {
             diff: diff.to_owned(),

@@ -47,7 +47,7 @@ fn output() -> Value {
 
     let entries = json!({"type": "array", "items": {
         "type": "object", "additionalProperties": false, "required": ["path", "status"],
-        "properties": {"path": string, "status": {"type": "string", "enum": ["A", "M", "D", "T", "X", "?"]}}
+        "properties": {"path": string, "status": {"type": "string", "enum": ["A", "M", "D", "T", "R", "X", "?"]}, "from": string}
     }});
     json!({
         "branch": string, "detached": boolean, "head": string, "upstream": string,
@@ -108,7 +108,20 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
         }
         let _ = write!(summary, "\n{title} ({total}):");
         for e in list {
-            let _ = write!(summary, "\n  {}  {}", e.status, show_name(&e.path));
+            match &e.from {
+                Some(from) => {
+                    let _ = write!(
+                        summary,
+                        "\n  {}  {} -> {}",
+                        e.status,
+                        show_name(from),
+                        show_name(&e.path)
+                    );
+                }
+                None => {
+                    let _ = write!(summary, "\n  {}  {}", e.status, show_name(&e.path));
+                }
+            }
         }
         if (list.len() as u64) < total {
             let _ = write!(summary, "\n  … {} more", total - list.len() as u64);
@@ -165,7 +178,14 @@ pub(super) fn render(request: &Request, o: GitStatusOutput) -> Rendered {
     }
     let list = |v: &[moat_protocol::response::StatusEntry]| -> Vec<Value> {
         v.iter()
-            .map(|e| json!({"path": structured_name(&e.path), "status": e.status.to_string()}))
+            .map(|e| {
+                let mut v =
+                    json!({"path": structured_name(&e.path), "status": e.status.to_string()});
+                if let (Some(from), Some(m)) = (&e.from, v.as_object_mut()) {
+                    m.insert("from".into(), json!(structured_name(from)));
+                }
+                v
+            })
             .collect()
     };
     let mut structured = obj(json!({

@@ -303,6 +303,7 @@ impl Tool {
                 Request::ListDirectory(a) => a.skip = c.position,
                 Request::GitLog(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
                 Request::DirectoryTree(a) => a.skip = c.position.min(limits::MAX_PAGED_ITEMS),
+                Request::GitDiff(a) => a.skip = c.position,
                 _ => return Err(ArgumentError::CursorNotAccepted),
             }
         }
@@ -355,6 +356,7 @@ pub fn query_fingerprint(request: &Request) -> u64 {
         // The page size is the server's, not an argument.
         Request::FindSymbol(a) => a.skip = 0,
         Request::ListDirectory(a) => a.skip = 0,
+        Request::GitDiff(a) => a.skip = 0,
         _ => {}
     }
     // Serialising a typed request cannot fail; were it to, every cursor
@@ -490,7 +492,7 @@ fn render_output(request: &Request, out: ToolOutput, root: &str) -> Rendered {
         ToolOutput::FindSymbol(o) => find_symbol::render(request, o),
         ToolOutput::ProjectOverview(o) => project_overview::render(o, root),
         ToolOutput::GitLog(o) => git_log::render(request, o),
-        ToolOutput::GitDiff(o) => git_diff::render(o),
+        ToolOutput::GitDiff(o) => git_diff::render(request, o),
         ToolOutput::FindFiles(o) => find_files::render(request, o, root),
         ToolOutput::DirectoryTree(o) => directory_tree::render(request, o, root),
         ToolOutput::FileOutline(o) => file_outline::render(o),

@@ -193,8 +193,12 @@ pub struct StatusEntry {
     /// `A` added, `M` modified, `D` deleted, `T` type changed (a file
     /// became a symbolic link or the reverse), `X` not compared (moat does
     /// not read it: a hard link, a special file, too large, unreadable),
-    /// `?` untracked.
+    /// `?` untracked, `R` renamed (staged only, as git pairs a deleted
+    /// and an added file by similarity).
     pub status: char,
+    /// A rename's old path.
+    #[serde(default)]
+    pub from: Option<String>,
 }
 
 /// The branch's configured upstream, from local refs only.

@@ -167,7 +167,7 @@ fn a_log_clamped_by_the_commit_limit_says_so_and_pages_on_with_a_cursor() {
 }
 
 #[test]
-fn a_diff_cut_at_the_output_limit_counts_every_file_and_names_the_next() {
+fn a_diff_cut_at_the_output_limit_counts_every_file_and_continues_by_cursor() {
     let fx = Fixture::new();
     let block = |tag: &str| -> String {
         (0..6000)
@@ -192,18 +192,32 @@ fn a_diff_cut_at_the_output_limit_counts_every_file_and_names_the_next() {
         // The totals are the whole diff's, not the shown part's.
         assert_eq!(s["files_changed"], 3, "{s}");
         assert_eq!(s["lines_added"], 18_000, "{s}");
-        let next = s["next_path"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no next_path: {s}"));
-        assert!(
-            text(&r, 0).contains(&format!("More: git_diff with path={next}")),
-            "{}",
-            text(&r, 0)
-        );
-        // The suggested call works: it shows that file.
-        let r = call_ok(&mut m, "git_diff", json!({"path": next}));
-        assert_eq!(r["structuredContent"]["files_changed"], 1, "{r}");
-        assert!(text(&r, 1).contains(&format!("+{next} line 00000")), "{r}");
+        // The continuation is a cursor that moves on: the next page starts
+        // where this one stopped, and following them reaches every file.
+        let mut r = r;
+        let mut shown = text(&r, 1);
+        for _ in 0..100 {
+            let Some(c) = r["structuredContent"]["next_cursor"]
+                .as_str()
+                .map(str::to_owned)
+            else {
+                break;
+            };
+            assert!(
+                text(&r, 0).contains(&format!(
+                    "call git_diff again with the same arguments and cursor=\"{c}\""
+                )),
+                "{}",
+                text(&r, 0)
+            );
+            r = call_ok(&mut m, "git_diff", json!({"cursor": c}));
+            let page = text(&r, 1);
+            assert!(!shown.ends_with(&page), "the page moved on");
+            shown.push_str(&page);
+        }
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            assert!(shown.contains(&format!("+{name} line 05999")), "{name}");
+        }
     }
 }
 

@@ -14,6 +14,7 @@ mod docs; // every example of moat's output and answers in README.md and docs/ c
 mod errors; // envelope errors and their ids, -32601, -32602 naming the field, no internal detail
 mod fencing; // fence shape, nonces, hostile content and names, empty results, scoring end to end
 mod git; // git_log/git_diff, revision refusal, hostile .git/config, .git file, network
+mod git_as_git; // git as git: totals and stat names equal git --numstat on every commit of a generated history (renames with edits, copies, mode and type changes, binaries), mode changes, staged renames alike in git_status and git_diff
 mod git_attacks; // denied files in diffs, hard-linked work-tree files, linked control files, forged log entries, decompression bombs
 mod git_blame; // git_blame: attribution checked against git blame (edits, a merge), the line and commit caps and their continuations, denied files, credentials, hostile revisions, paths and repositories
 mod git_show; // git_show: a commit (message, stat, diff), a file at a revision, cuts and their continuations, denied files, credentials, hostile revisions and paths, unsafe repositories

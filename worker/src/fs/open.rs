@@ -541,6 +541,8 @@ pub struct Stamp {
     pub uid: u32,
     /// Group.
     pub gid: u32,
+    /// The permission bits and type (`st_mode`).
+    pub mode: u32,
 }
 
 /// No-follow stat of a walked relative path, with its [`Stamp`] where the
@@ -568,6 +570,7 @@ pub fn stamp_rel(ws: &Workspace, rel: &str) -> io::Result<(Meta, Option<Stamp>)>
             ino: u64::from(st.st_ino),
             uid: st.st_uid,
             gid: st.st_gid,
+            mode: st.st_mode,
         };
         Ok((sys::meta_of(&st), Some(stamp)))
     }

@@ -22,7 +22,9 @@
 //! request's deadline.
 
 pub mod patch;
+pub mod rename;
 pub mod safety;
+pub mod sides;
 pub mod worktree;
 
 use std::collections::BTreeMap;
@@ -207,6 +209,16 @@ impl Repo {
         failed(self.tool, reason)
     }
 
+    /// Whether the work tree's executable bit is meaningful
+    /// (`core.fileMode`, true unless the repository says otherwise).
+    #[must_use]
+    pub fn exec_bit(&self) -> bool {
+        self.repo
+            .config_snapshot()
+            .boolean("core.filemode")
+            .unwrap_or(true)
+    }
+
     /// The hash kind of the repository.
     #[must_use]
     pub fn hash_kind(&self) -> gix::hash::Kind {
@@ -237,6 +249,14 @@ impl Repo {
             .ok_or(self.fail(GitReason::MissingObject))?;
         let kind = obj.kind;
         let data = obj.detach().data;
+        // Content-addressed: what was read must be the object asked for.
+        // Object-store files may be hard links (a local clone's packs), so
+        // this is what makes another file's bytes unreadable through them.
+        let hash = gix::objs::compute_hash(self.hash_kind(), kind, &data)
+            .map_err(|_| self.fail(GitReason::Unreadable))?;
+        if hash != id {
+            return Err(self.fail(GitReason::Unreadable));
+        }
         if data.len() as u64 > cap {
             return Err(WireError::TooLarge(TooLarge::GitObject {
                 size: data.len() as u64,
@@ -244,6 +264,17 @@ impl Repo {
             }));
         }
         Ok((kind, data))
+    }
+
+    /// An object's size from its header (nothing inflated); `None` when
+    /// it cannot be found.
+    #[must_use]
+    pub fn object_size(&self, id: ObjectId) -> Option<u64> {
+        self.repo
+            .try_find_header(id)
+            .ok()
+            .flatten()
+            .map(|h| h.size())
     }
 
     /// A blob's bytes (at most `cap`).

@@ -15,6 +15,8 @@ pub struct FileChange<'a> {
     pub old: Option<(u32, String)>,
     /// New mode and abbreviated id (empty: not shown, and no `index` line).
     pub new: Option<(u32, String)>,
+    /// A rename's similarity, in percent.
+    pub similarity: Option<u64>,
 }
 
 /// A path as git prints it in headers: C-quoted when it holds a control
@@ -79,7 +81,11 @@ pub fn header(change: &FileChange<'_>) -> String {
         }
         (Some((om, oid)), Some((nm, nid))) => {
             if a != b {
-                out.push_str("similarity index 100%\n");
+                let _ = writeln!(
+                    out,
+                    "similarity index {}%",
+                    change.similarity.unwrap_or(100)
+                );
                 let _ = writeln!(out, "rename from {}", quote_path("", a));
                 let _ = writeln!(out, "rename to {}", quote_path("", b));
             }
@@ -289,14 +295,14 @@ pub fn stat(rows: &[StatRow], width: usize) -> String {
                     pa = scale(a);
                     pd = scale(d);
                 }
+                let graph = format!("{}{}", "+".repeat(pa as usize), "-".repeat(pd as usize));
+                let sep = if graph.is_empty() { "" } else { " " };
                 let _ = writeln!(
                     out,
-                    " {}{} | {:>count_w$} {}{}",
+                    " {}{} | {:>count_w$}{sep}{graph}",
                     r.name,
                     " ".repeat(pad),
                     a + d,
-                    "+".repeat(pa as usize),
-                    "-".repeat(pd as usize)
                 );
             }
             StatChange::Binary(o, n) => {
@@ -334,6 +340,29 @@ pub fn stat(rows: &[StatRow], width: usize) -> String {
     out
 }
 
+/// The page of a diff `text` from byte `skip`, at most `budget` bytes: up to the
+/// last line end that fits, or (when one line is longer than a page) up to
+/// the last character boundary that fits. Returns it and whether text
+/// remains after it.
+pub fn page_of(text: &str, skip: u64, budget: usize) -> (String, bool) {
+    let mut start = usize::try_from(skip).unwrap_or(usize::MAX).min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let rest = &text[start..];
+    if rest.len() <= budget {
+        return (rest.to_owned(), false);
+    }
+    let mut cut = budget.max(4);
+    while !rest.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(i) = rest[..cut].rfind('\n') {
+        cut = i + 1;
+    }
+    (rest[..cut].to_owned(), true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +374,7 @@ mod tests {
             new_path: Some("x"),
             old: Some((0o100644, "1111111".into())),
             new: Some((0o100644, "2222222".into())),
+            similarity: None,
         };
         let mut out = String::new();
         let counts = hunks(&mut out, &change, b"a\nb\nc\n", b"a\nB\nc\nd", 3);

@@ -9,10 +9,20 @@
 //!   without a symbolic link;
 //! * its control files — `HEAD`, `config`, `index`, `packed-refs`, `shallow`,
 //!   `commondir`, `gitdir`, `ORIG_HEAD`, `FETCH_HEAD`, `MERGE_HEAD`,
-//!   `objects/info/alternates`, every file under `refs/` and `logs/`, every
-//!   pack and its index — are regular files (not symbolic links, FIFOs or
-//!   devices) with one link each: a second name may be the other name of a
-//!   file outside the workspace;
+//!   `objects/info/alternates`, every file under `refs/` and `logs/` — are
+//!   regular files (not symbolic links, FIFOs or devices) with one link
+//!   each: a second name may be the other name of a file outside the
+//!   workspace, and these files are read as they are (a ref names any
+//!   object, a config names paths);
+//! * the object store's files — packs, their indexes and reverse indexes,
+//!   `objects/info/packs`, the commit graph — are regular files too, but may
+//!   have more than one link: `git clone` of a local repository hard-links
+//!   them into the clone (and so gives the original's files a second link).
+//!   They are content-addressed: every object read from them is hashed and
+//!   must equal the id a control file or the caller named
+//!   ([`super::Repo::load`]), and a file that is not a pack or a commit
+//!   graph does not parse as one, so another file's content can never be
+//!   read through such a link;
 //! * the directories git walks (`refs`, `logs`, `objects`, its fan-out and
 //!   `pack`) are real directories, not links;
 //! * `commondir` and every `objects/info/alternates` line name a directory
@@ -74,6 +84,15 @@ fn control_file(ws: &Workspace, rel: &str) -> Result<bool, WireError> {
         Seen::Absent => Ok(false),
         Seen::File { nlink: 1 } => Ok(true),
         Seen::File { .. } => Err(unsafe_(UnsafeRule::ControlFileLinks)),
+        Seen::Dir | Seen::Other => Err(unsafe_(UnsafeRule::ControlFileKind)),
+    }
+}
+
+/// An object-store file: absent, or a regular file (any number of links).
+fn store_file(ws: &Workspace, rel: &str) -> Result<bool, WireError> {
+    match look(ws, rel) {
+        Seen::Absent => Ok(false),
+        Seen::File { .. } => Ok(true),
         Seen::Dir | Seen::Other => Err(unsafe_(UnsafeRule::ControlFileKind)),
     }
 }
@@ -164,10 +183,12 @@ pub fn check(ws: &Workspace, deadline: &Deadline) -> Result<Option<GitDirs>, Wir
         "CHERRY_PICK_HEAD",
         "REVERT_HEAD",
         "objects/info/http-alternates",
-        "objects/info/commit-graph",
-        "objects/info/packs",
     ] {
         control_file(ws, &g(name))?;
+    }
+    // Object-store files: regular, any number of links.
+    for name in ["objects/info/commit-graph", "objects/info/packs"] {
+        store_file(ws, &g(name))?;
     }
     // A common directory (linked work tree): inside, and checked the same way.
     let mut dirs = vec![git_dir.clone()];
@@ -184,19 +205,21 @@ pub fn check(ws: &Workspace, deadline: &Deadline) -> Result<Option<GitDirs>, Wir
     let mut budget = MAX_CONTROL_FILES;
     for dir in &dirs {
         for sub in ["refs", "logs"] {
-            walk_files(ws, &format!("{dir}/{sub}"), &mut budget, deadline)?;
+            walk_files(ws, &format!("{dir}/{sub}"), &mut budget, deadline, false)?;
         }
         check_objects(ws, dir, &mut budget, deadline)?;
     }
     Ok(Some(GitDirs { git_dir }))
 }
 
-/// Every entry under `dir` is a real directory or a control file.
+/// Every entry under `dir` is a real directory or a control file (with
+/// `linked_ok`, an object-store file, which may have more than one link).
 fn walk_files(
     ws: &Workspace,
     dir: &str,
     budget: &mut usize,
     deadline: &Deadline,
+    linked_ok: bool,
 ) -> Result<(), WireError> {
     if !control_dir(ws, dir)? {
         return Ok(());
@@ -219,6 +242,7 @@ fn walk_files(
             match e.meta.map(|m| (m.kind, m.nlink)) {
                 Some((Kind::Directory, _)) => stack.push(rel),
                 Some((Kind::File, 1)) => {}
+                Some((Kind::File, _)) if linked_ok => {}
                 Some((Kind::File, _)) => return Err(unsafe_(UnsafeRule::ControlFileLinks)),
                 _ => return Err(unsafe_(UnsafeRule::ControlFileKind)),
             }
@@ -249,7 +273,7 @@ fn check_objects(
             return Err(unsafe_(UnsafeRule::ControlFileKind));
         }
     }
-    walk_files(ws, &format!("{objects}/pack"), budget, deadline)?;
+    walk_files(ws, &format!("{objects}/pack"), budget, deadline, true)?;
     let alternates = format!("{objects}/info/alternates");
     control_dir(ws, &format!("{objects}/info"))?;
     if control_file(ws, &alternates)? {
@@ -266,8 +290,31 @@ fn check_objects(
             if control_file(ws, &format!("{store}/info/alternates"))? {
                 return Err(unsafe_(UnsafeRule::AlternatesOutside));
             }
-            walk_files(ws, &format!("{store}/pack"), budget, deadline)?;
+            walk_files(ws, &format!("{store}/pack"), budget, deadline, true)?;
         }
     }
     Ok(())
+}
+
+/// What `moat doctor` says of the workspace's repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No `.git` at the workspace root.
+    None,
+    /// A repository the git tools read.
+    Readable,
+    /// A repository the git tools refuse, and the rule it breaks.
+    Unsafe(UnsafeRule),
+}
+
+/// Check the workspace's repository as the git tools do, for `moat doctor`.
+#[must_use]
+pub fn verdict(ws: &Workspace) -> Verdict {
+    let deadline = Deadline::after(std::time::Duration::from_secs(10));
+    match check(ws, &deadline) {
+        Ok(None) => Verdict::None,
+        Ok(Some(_)) => Verdict::Readable,
+        Err(WireError::UnsafeRepository(rule)) => Verdict::Unsafe(rule),
+        Err(_) => Verdict::Unsafe(UnsafeRule::TooManyControlFiles),
+    }
 }

@@ -119,6 +119,35 @@ fn same(rec: &Recorded, now: &Stamp, size: u64) -> bool {
         && rec.size == size as u32
 }
 
+/// The git mode of what the work tree holds at the tracked path `rel`
+/// (index mode `mode`), from a no-follow stat: a symbolic link is
+/// `120000`; a regular file is `100755` when its owner may execute it and
+/// `100644` otherwise, as git records it, or keeps the index's executable
+/// bit when `exec_bit` is false (`core.fileMode = false`, git's rule);
+/// anything else keeps the index's mode (a read then says why it is not
+/// compared).
+#[must_use]
+pub fn mode_of(ws: &Workspace, rel: &str, mode: u32, exec_bit: bool) -> u32 {
+    const REGULAR: u32 = 0o100000;
+    if mode == 0o160000 {
+        return mode;
+    }
+    match open::stamp_rel(ws, rel) {
+        Ok((meta, _)) if meta.kind == Kind::Symlink => 0o120000,
+        Ok((meta, stamp)) if meta.kind == Kind::File => {
+            let exec = match (exec_bit, stamp) {
+                (true, Some(stamp)) => stamp.mode & 0o100 != 0,
+                _ => mode == 0o100755,
+            };
+            if mode & 0o170000 != REGULAR && !exec_bit {
+                return 0o100644;
+            }
+            if exec { 0o100755 } else { 0o100644 }
+        }
+        _ => mode,
+    }
+}
+
 /// What the work tree holds at a tracked path.
 #[derive(Debug)]
 pub enum Side {

@@ -158,12 +158,36 @@ pub fn run(
     let mut groups: Vec<BlameGroup> = Vec::new();
     let mut commits: HashMap<ObjectId, Commit> = HashMap::new();
     let mut last: Option<ObjectId> = None;
+    // The answer budget, counted as `read_file` counts it: each line costs
+    // its text and its number column, a group its header line; the answer
+    // stops at the last whole line that fits, and always holds at least
+    // one (cut to the budget when it alone is longer).
+    let budget = ws.limits().answer_bytes();
+    let width = end.to_string().len() + 3;
+    let mut used = 0usize;
+    let mut end = end;
     for (i, origin) in origins.iter().enumerate() {
         let line_no = first + i as u64;
-        let line = lines
+        let mut line = lines
             .get((line_no - 1) as usize)
             .map_or("", |l| l.trim_end_matches('\n').trim_end_matches('\r'))
             .to_owned();
+        let starts_group = groups.last().is_none_or(|_| last != Some(origin.commit));
+        let cost = line.len() + width + if starts_group { GROUP_COST } else { 0 };
+        if i > 0 && used + cost > budget {
+            end = line_no - 1;
+            truncation = Some(truncation.unwrap_or(Limit::Lines));
+            break;
+        }
+        used += cost;
+        if line.len() > budget {
+            let mut cut = budget;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push_str(" …");
+        }
         let source = u64::from(origin.at) + 1;
         if let Some(g) = groups.last_mut()
             && last == Some(origin.commit)
@@ -201,6 +225,10 @@ pub fn run(
         ..empty(truncation)
     }))
 }
+
+/// What a group's header line costs in the answer's text (commit, date,
+/// author, subject).
+const GROUP_COST: usize = 160;
 
 /// The commit's fields, its subject cut from its whole message redacted.
 fn describe(

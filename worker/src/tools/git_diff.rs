@@ -30,15 +30,20 @@ use gix::revision::plumbing::Spec;
 use crate::deadline::Deadline;
 use crate::fs::Workspace;
 use crate::git::patch::{self, FileChange, StatChange, StatRow};
+use crate::git::sides::{prepare_side, prepare_sides};
 use crate::git::worktree::{self, IndexStats, Side};
-use crate::git::{self, Entries, Entry, Repo, check_deadline};
-use crate::redact::{RedactionReport, Redactor};
+use crate::git::{self, Entries, Entry, Repo, check_deadline, rename};
+use crate::redact::RedactionReport;
 use crate::sources;
 
 /// Width of the `--stat` block, as git's `--stat=200`.
 const STAT_WIDTH: usize = 200;
 
 const GITLINK: u32 = 0o160000;
+
+/// Most bytes of a whole diff rendered for paging; past it the diff is cut
+/// and continues by path.
+const MAX_WHOLE_DIFF_BYTES: usize = 32 * 1024 * 1024;
 
 /// The line a file's section holds instead of hunks when its sides differ
 /// only inside redacted text.
@@ -69,61 +74,8 @@ struct Change {
     new_path: String,
     old: Option<Version>,
     new: Option<Version>,
-}
-
-/// The text one side of a changed file is diffed as: the whole blob or
-/// work-tree file redacted ([`sources::redact_source_bytes`], which keeps
-/// its line breaks, so hunk line numbers are the file's), or its raw bytes
-/// when redaction replaced nothing (so text that is not UTF-8 is compared
-/// byte for byte, as git compares it). What was replaced goes into `report`.
-///
-/// The decision is made on the whole side, never on the hunks cut from it:
-/// a rule sees a private-key block's `BEGIN` line, a key on the line before
-/// its value, a header split across lines, however little of them a hunk
-/// shows, and a `+`/`-`/` ` prefix is never read as part of a credential.
-fn prepare_side<'a>(
-    redactor: &Redactor,
-    bytes: &'a [u8],
-    report: &mut RedactionReport,
-    work: &crate::work::Account,
-) -> Cow<'a, [u8]> {
-    let mut side = RedactionReport::default();
-    let text = sources::redact_source_bytes(redactor, bytes, &mut side, work);
-    if side.count() == 0 {
-        return Cow::Borrowed(bytes);
-    }
-    report.merge(&side);
-    Cow::Owned(text.into_owned().into_bytes())
-}
-
-/// Both sides of a text change as they are diffed, and whether redaction
-/// replaced anything in either. When one side was redacted, both are read
-/// as text (invalid UTF-8 as U+FFFD), so lines that differ only in how
-/// they were decoded never show as changed.
-fn prepare_sides<'a>(
-    redactor: &Redactor,
-    old: &'a [u8],
-    new: &'a [u8],
-    report: &mut RedactionReport,
-    work: &crate::work::Account,
-) -> (Cow<'a, [u8]>, Cow<'a, [u8]>, bool) {
-    let (a, b) = (
-        prepare_side(redactor, old, report, work),
-        prepare_side(redactor, new, report, work),
-    );
-    match (a, b) {
-        (Cow::Borrowed(a), Cow::Borrowed(b)) => (Cow::Borrowed(a), Cow::Borrowed(b), false),
-        (a, b) => {
-            let lossy = |side: Cow<'a, [u8]>| match side {
-                Cow::Borrowed(raw) => match sources::decode(raw) {
-                    Cow::Borrowed(_) => Cow::Borrowed(raw),
-                    Cow::Owned(text) => Cow::Owned(text.into_bytes()),
-                },
-                owned @ Cow::Owned(_) => owned,
-            };
-            (lossy(a), lossy(b), true)
-        }
-    }
+    /// A rename's similarity (0..=`rename::MAX_SCORE`).
+    score: Option<u64>,
 }
 
 /// Run `git_diff`.
@@ -180,6 +132,9 @@ pub fn run(
     };
     let mut out = Output::default();
     let changes = compare(ws, &repo, &old, &new, &mut out, deadline)?;
+    // The whole diff is rendered (up to a memory bound), then one page of
+    // it is answered from `skip`: a page ends at a line end, or inside a
+    // line longer than a page, so every page moves on.
     render(
         ws,
         &repo,
@@ -188,13 +143,26 @@ pub fn run(
         context,
         &mut out,
         deadline,
-        ws.limits().git_bytes(),
+        MAX_WHOLE_DIFF_BYTES,
     )?;
     if out.truncated && out.text.is_empty() {
         return Err(WireError::TooLarge(TooLarge::Diff {
             limit: ws.limits().git_bytes() as u64,
         }));
     }
+    let page = patch::page_of(&out.text, args.skip, ws.limits().git_bytes());
+    if page.1 {
+        out.truncated = true;
+        if out.next_path.is_none() {
+            out.not_shown = 0;
+        }
+    }
+    // A page cut inside the whole diff continues by cursor; a whole diff
+    // cut at the memory bound continues by path, as before.
+    if page.1 {
+        out.next_path = None;
+    }
+    out.text = page.0;
     Ok(ToolOutput::GitDiff(GitDiffOutput {
         diff: out.text,
         files_changed: out.files,
@@ -249,6 +217,7 @@ fn compare(
         New::Objects(e) | New::WorkTree(e, _) => e,
     };
     let paths: BTreeSet<&String> = old.keys().chain(new_entries.keys()).collect();
+    let exec_bit = repo.exec_bit();
     let mut denied_roots: BTreeSet<&str> = BTreeSet::new();
     let mut changes = Vec::new();
     for (n, path) in paths.into_iter().enumerate() {
@@ -262,6 +231,7 @@ fn compare(
             New::Objects(_) => None,
         };
         let work = stats.is_some();
+        let mode_of = |e: Entry| worktree::mode_of(ws, path, e.mode, exec_bit);
         if let Some(root) = ws.denylist().denied_root(path) {
             // Never read, never named, never compared: counted by the
             // denied directory or name it is under whenever it is in either
@@ -289,7 +259,7 @@ fn compare(
             (true, Some(e)) if stats.is_some_and(|s| s.unchanged(ws, path, e.mode)) => {
                 version(Some(e))
             }
-            (true, Some(e)) => match worktree::read(ws, path, e.mode) {
+            (true, Some(e)) => match worktree::read(ws, path, mode_of(e)) {
                 Side::Missing => None,
                 Side::Refused(why) => {
                     out.unreadable += 1;
@@ -304,7 +274,7 @@ fn compare(
                         gix::objs::compute_hash(repo.hash_kind(), gix::objs::Kind::Blob, &bytes)
                             .map_err(|_| repo.fail(GitReason::Unreadable))?;
                     Some(Version {
-                        mode: e.mode,
+                        mode: mode_of(e),
                         id,
                         bytes: Some(bytes),
                     })
@@ -325,60 +295,141 @@ fn compare(
             new_path: path.clone(),
             old: old_version,
             new: new_version,
+            score: None,
         });
     }
     out.denied = denied_roots.len() as u64;
-    Ok(pair_renames(changes))
+    pair_renames(ws, repo, changes, deadline)
 }
 
-/// Pair a deleted and an added file with the same content into one rename
-/// (git's `--find-renames` at 100% similarity).
-fn pair_renames(changes: Vec<Change>) -> Vec<Change> {
-    let mut added: Vec<usize> = Vec::new();
+/// Pair deleted and added files into renames, as git's default rename
+/// detection does ([`rename::find`]), scoring each side as the diff shows
+/// it (redacted when redaction replaces anything).
+fn pair_renames(
+    ws: &Workspace,
+    repo: &Repo,
+    changes: Vec<Change>,
+    deadline: &Deadline,
+) -> Result<Vec<Change>, WireError> {
+    let mut del: Vec<(usize, &Version)> = Vec::new();
+    let mut add: Vec<(usize, &Version)> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        if c.old.is_none() && c.new.as_ref().is_some_and(|v| v.mode != GITLINK) {
-            added.push(i);
+        match (&c.old, &c.new) {
+            (Some(v), None) => del.push((i, v)),
+            (None, Some(v)) => add.push((i, v)),
+            _ => {}
         }
     }
-    let mut taken = vec![false; changes.len()];
-    let mut renames: Vec<(usize, usize)> = Vec::new();
-    for (i, c) in changes.iter().enumerate() {
-        let (Some(o), None) = (&c.old, &c.new) else {
-            continue;
-        };
-        if o.mode == GITLINK {
-            continue;
-        }
-        if let Some(&j) = added.iter().find(|&&j| {
-            !taken[j]
-                && changes[j]
-                    .new
-                    .as_ref()
-                    .is_some_and(|n| n.id == o.id && n.mode == o.mode)
-        }) {
-            taken[i] = true;
-            taken[j] = true;
-            renames.push((i, j));
-        }
+    if del.is_empty() || add.is_empty() {
+        return Ok(changes);
     }
-    if renames.is_empty() {
-        return changes;
+    let cand = |&(i, v): &(usize, &Version)| rename::Candidate {
+        path: changes[i].new_path.as_str(),
+        mode: v.mode,
+        id: v.id,
+    };
+    let srcs: Vec<rename::Candidate<'_>> = del.iter().map(cand).collect();
+    let dsts: Vec<rename::Candidate<'_>> = add.iter().map(cand).collect();
+    let pick = |src: bool, k: usize| if src { del[k].1 } else { add[k].1 };
+    let mut size = |src: bool, k: usize| -> Option<u64> {
+        let v = pick(src, k);
+        match &v.bytes {
+            Some(b) => Some(b.len() as u64),
+            None => repo.object_size(v.id),
+        }
+    };
+    let mut spans = |src: bool, k: usize| -> Option<rename::Spans> {
+        let v = pick(src, k);
+        let bytes = side_bytes(repo, ws, v).ok()?;
+        if patch::is_binary(&bytes) {
+            return Some(rename::Spans::of(&bytes));
+        }
+        let mut report = RedactionReport::default();
+        let side = prepare_side(ws.redactor(), &bytes, &mut report, deadline.work());
+        Some(rename::Spans::of(&side))
+    };
+    let found = rename::find(&srcs, &dsts, &mut size, &mut spans, deadline)?;
+    if found.is_empty() {
+        return Ok(changes);
     }
+    let pairs: Vec<(usize, usize, u64)> = found
+        .iter()
+        .map(|p| (del[p.src].0, add[p.dst].0, p.score))
+        .collect();
+    drop((srcs, dsts, del, add));
     let mut slots: Vec<Option<Change>> = changes.into_iter().map(Some).collect();
     let mut out: Vec<Change> = Vec::new();
-    for (i, j) in renames {
-        if let (Some(del), Some(add)) = (slots[i].take(), slots[j].take()) {
+    for (d, a, score) in pairs {
+        if let (Some(gone), Some(new)) = (slots[d].take(), slots[a].take()) {
             out.push(Change {
-                old_path: del.old_path,
-                new_path: add.new_path,
-                old: del.old,
-                new: add.new,
+                old_path: gone.old_path,
+                new_path: new.new_path,
+                old: gone.old,
+                new: new.new,
+                score: Some(score),
             });
         }
     }
     out.extend(slots.into_iter().flatten());
     out.sort_by(|a, b| a.new_path.cmp(&b.new_path));
-    out
+    Ok(out)
+}
+
+/// `git_status`'s staged list with renames paired as `git_diff --staged`
+/// pairs them: each deleted and added path that [`pair_renames`] makes one
+/// rename becomes one `R` entry at the new path, with its old path.
+pub(crate) fn pair_status_renames(
+    ws: &Workspace,
+    repo: &Repo,
+    staged: Vec<moat_protocol::response::StatusEntry>,
+    head: &Entries,
+    index: &Entries,
+    deadline: &Deadline,
+) -> Result<Vec<moat_protocol::response::StatusEntry>, WireError> {
+    let version = |e: &Entry| Version {
+        mode: e.mode,
+        id: e.id,
+        bytes: None,
+    };
+    let mut changes = Vec::new();
+    for e in &staged {
+        let (old, new) = match e.status {
+            'D' => (head.get(&e.path).map(version), None),
+            'A' => (None, index.get(&e.path).map(version)),
+            _ => continue,
+        };
+        changes.push(Change {
+            old_path: e.path.clone(),
+            new_path: e.path.clone(),
+            old,
+            new,
+            score: None,
+        });
+    }
+    let paired = pair_renames(ws, repo, changes, deadline)?;
+    let renames: Vec<(String, String)> = paired
+        .into_iter()
+        .filter(|c| c.score.is_some())
+        .map(|c| (c.old_path, c.new_path))
+        .collect();
+    if renames.is_empty() {
+        return Ok(staged);
+    }
+    let gone: BTreeSet<&str> = renames.iter().map(|(o, _)| o.as_str()).collect();
+    let mut out = Vec::new();
+    for mut e in staged {
+        if e.status == 'D' && gone.contains(e.path.as_str()) {
+            continue;
+        }
+        if e.status == 'A'
+            && let Some((old, _)) = renames.iter().find(|(_, n)| *n == e.path)
+        {
+            e.status = 'R';
+            e.from = Some(old.clone());
+        }
+        out.push(e);
+    }
+    Ok(out)
 }
 
 /// The bytes of one side (loaded from the object store unless already read).
@@ -455,12 +506,7 @@ fn render(
             continue;
         }
         if stat_only {
-            let name = if c.old_path == c.new_path {
-                c.new_path.clone()
-            } else {
-                format!("{} => {}", c.old_path, c.new_path)
-            };
-            let name = patch::quote_path("", &name);
+            let name = stat_name(&c.old_path, &c.new_path);
             stat_bytes += name.len() + 32;
             if stat_bytes > budget {
                 out.truncated = true;
@@ -501,29 +547,61 @@ fn render(
             new_path: Some(c.new_path.as_str()),
             old: c.old.as_ref().map(|v| (v.mode, id(v))),
             new: c.new.as_ref().map(|v| (v.mode, id(v))),
+            similarity: c.score.map(rename::percent),
         };
-        let mut section = patch::header(&file);
-        let (mut a, mut d) = (0, 0);
-        if binary {
-            let a_name = if c.old.is_some() {
-                patch::quote_path("a/", &c.old_path)
-            } else {
-                "/dev/null".to_owned()
+        let type_change = match (&c.old, &c.new) {
+            (Some(o), Some(n)) => kind(o.mode) != kind(n.mode),
+            _ => false,
+        };
+        let (section, a, d) = if type_change {
+            // git shows a file that became a link (or the reverse) as the
+            // old one deleted and the new one created; the counts are
+            // those of the one pair, as its `--stat` counts them.
+            let gone = FileChange {
+                new: None,
+                similarity: None,
+                ..file.clone()
             };
-            let b_name = if c.new.is_some() {
-                patch::quote_path("b/", &c.new_path)
-            } else {
-                "/dev/null".to_owned()
+            let born = FileChange {
+                old: None,
+                similarity: None,
+                ..file
             };
-            section.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
+            let (mut section, _) = file_section(
+                &c,
+                &gone,
+                binary,
+                redacted,
+                raw_before,
+                &[],
+                before,
+                &[],
+                context,
+            );
+            let (next, _) = file_section(
+                &c,
+                &born,
+                binary,
+                redacted,
+                &[],
+                raw_after,
+                &[],
+                after,
+                context,
+            );
+            section.push_str(&next);
+            let (a, d) = if binary {
+                (0, 0)
+            } else {
+                patch::count(before, after)
+            };
+            (section, a, d)
         } else {
-            (a, d) = patch::hunks(&mut section, &file, before, after, context);
-            if a == 0 && d == 0 && redacted && raw_before != raw_after {
-                // The raw sides differ only inside redacted spans: the file
-                // is named, and the notice says why no hunk follows.
-                section.push_str(HIDDEN_CHANGE);
-            }
-        }
+            let (section, (a, d)) = file_section(
+                &c, &file, binary, redacted, raw_before, raw_after, before, after, context,
+            );
+            (section, a, d)
+        };
         if text.len() + section.len() > budget {
             out.truncated = true;
             out.not_shown = total - n as u64;
@@ -553,6 +631,70 @@ fn render(
     }
     out.text = text;
     Ok(())
+}
+
+/// A mode's kind: regular file, symbolic link or submodule.
+fn kind(mode: u32) -> u32 {
+    match mode {
+        0o120000 | GITLINK => mode,
+        _ => 0o100000,
+    }
+}
+
+/// A `--stat` row's name, as git writes it: one path, or a rename with
+/// the shared directories written once (`src/{a.rs => b.rs}`); either path
+/// C-quoted when it must be.
+fn stat_name(old: &str, new: &str) -> String {
+    if old == new {
+        return patch::quote_path("", new);
+    }
+    let (qo, qn) = (patch::quote_path("", old), patch::quote_path("", new));
+    if qo != old || qn != new {
+        return format!("{qo} => {qn}");
+    }
+    rename::stat_name(old, new)
+}
+
+/// One file's section of a patch: its header, then hunks (or the binary
+/// line, or the notice that the change lies inside redacted text); returns
+/// it with the added and removed lines.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the change, how it is headed, and both sides raw and as diffed"
+)]
+fn file_section(
+    c: &Change,
+    file: &FileChange<'_>,
+    binary: bool,
+    redacted: bool,
+    raw_before: &[u8],
+    raw_after: &[u8],
+    before: &[u8],
+    after: &[u8],
+    context: u32,
+) -> (String, (u64, u64)) {
+    let mut section = patch::header(file);
+    if binary {
+        let a_name = if file.old.is_some() {
+            patch::quote_path("a/", &c.old_path)
+        } else {
+            "/dev/null".to_owned()
+        };
+        let b_name = if file.new.is_some() {
+            patch::quote_path("b/", &c.new_path)
+        } else {
+            "/dev/null".to_owned()
+        };
+        section.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
+        return (section, (0, 0));
+    }
+    let (a, d) = patch::hunks(&mut section, file, before, after, context);
+    if a == 0 && d == 0 && redacted && raw_before != raw_after {
+        // The raw sides differ only inside redacted spans: the file is
+        // named, and the notice says why no hunk follows.
+        section.push_str(HIDDEN_CHANGE);
+    }
+    (section, (a, d))
 }
 
 /// A commit's change against its first parent, as `git_show` shows it.
@@ -634,68 +776,4 @@ pub(crate) fn commit_diff(
     result.not_shown = diff.not_shown;
     result.diff = diff.text;
     Ok(result)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(line: &str) -> Vec<u8> {
-        let k = "PRIVATE KEY";
-        format!(
-            "a\n-----BEGIN RSA {k}-----\nMIIEowIBAAKCAQEA1234\n{line}\n-----END RSA {k}-----\nz\n"
-        )
-        .into_bytes()
-    }
-
-    #[test]
-    fn sides_without_a_credential_are_compared_raw() {
-        // Two Latin-1 sides that differ in one byte: decoded, both would
-        // read `caf\u{fffd}`, and the change would vanish.
-        let (old, new) = (b"caf\xe9\n".as_slice(), b"caf\xe8\n".as_slice());
-        let mut report = RedactionReport::default();
-        let (a, b, redacted) = prepare_sides(
-            &Redactor::new(true),
-            old,
-            new,
-            &mut report,
-            &crate::work::Account::default(),
-        );
-        assert!(!redacted);
-        assert_eq!((a.as_ref(), b.as_ref()), (old, new));
-        assert_eq!(report.count(), 0);
-    }
-
-    #[test]
-    fn sides_with_a_credential_are_diffed_redacted_line_for_line() {
-        let (old, new) = (key("abcdefghijklmnop"), key("qrstuvwxyzabcdef"));
-        let mut report = RedactionReport::default();
-        let (a, b, redacted) = prepare_sides(
-            &Redactor::new(true),
-            &old,
-            &new,
-            &mut report,
-            &crate::work::Account::default(),
-        );
-        assert!(redacted);
-        assert_eq!(a, b, "the change lies inside the block");
-        let text = String::from_utf8(a.into_owned()).unwrap();
-        assert_eq!(text.lines().count(), 6, "{text}");
-        assert!(
-            !text.contains("MIIE") && !text.contains("abcdefgh"),
-            "{text}"
-        );
-        assert_eq!(report.count(), 2);
-        // With redaction off, both sides are the raw bytes.
-        let mut off = RedactionReport::default();
-        let (a, _, redacted) = prepare_sides(
-            &Redactor::new(false),
-            &old,
-            &new,
-            &mut off,
-            &crate::work::Account::default(),
-        );
-        assert!(!redacted);
-        assert_eq!(a.as_ref(), old.as_slice());
-    }
 }

@@ -90,6 +90,9 @@ pub fn run(
     let (index, stats) = repo.index_with_stats("", deadline)?;
     let mut denied: BTreeSet<String> = BTreeSet::new();
     let staged = staged(ws, &head_tree, &index, &mut denied);
+    let staged = crate::tools::git_diff::pair_status_renames(
+        ws, &repo, staged, &head_tree, &index, deadline,
+    )?;
     let mut truncation = None;
     let unstaged = unstaged(
         ws,
@@ -153,6 +156,7 @@ fn entry(path: &str, status: char) -> StatusEntry {
     StatusEntry {
         path: path.to_owned(),
         status,
+        from: None,
     }
 }
 
@@ -227,6 +231,7 @@ fn unstaged(
 ) -> Result<Vec<StatusEntry>, WireError> {
     let mut checker = PathChecker::new(ws.denylist());
     let mut out = Vec::new();
+    let exec_bit = repo.exec_bit();
     for (path, e) in index {
         if deadline.expired() {
             *truncation = Some(Limit::Time);
@@ -269,7 +274,7 @@ fn unstaged(
             Side::Bytes(bytes) => {
                 let id = gix::objs::compute_hash(repo.hash_kind(), gix::objs::Kind::Blob, &bytes)
                     .map_err(|_| repo.fail(GitReason::Unreadable))?;
-                if id != e.id {
+                if id != e.id || worktree::mode_of(ws, path, e.mode, exec_bit) != e.mode {
                     out.push(entry(path, 'M'));
                 }
             }
