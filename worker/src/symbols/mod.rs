@@ -351,15 +351,42 @@ impl CompiledQuery {
                 match treesitter::extents(self, lang, rel_path, source, deadline) {
                     Ok(found) => {
                         let partial = found.partial;
+                        let mut definitions: Vec<Definition> = found
+                            .definitions
+                            .into_iter()
+                            .map(|(d, extent)| partially(named(d, &extent, source).0, partial))
+                            .collect();
+                        let other_kinds = found.other_kinds;
+                        // Where the grammar read nothing, the patterns
+                        // look (never at what the tree read, so never in
+                        // its comments or strings).
+                        let mut fell_back = false;
+                        if !found.error_lines.is_empty() {
+                            let mut ignored = KindCounts::default();
+                            for mut d in
+                                self.patterns
+                                    .find(self, lang, rel_path, source, &mut ignored)
+                            {
+                                let inside = found
+                                    .error_lines
+                                    .iter()
+                                    .any(|(a, b)| (*a..=*b).contains(&d.line));
+                                let known = definitions
+                                    .iter()
+                                    .any(|t| t.line == d.line && t.name == d.name);
+                                if inside && !known {
+                                    pattern_kind(&d).clone_into(&mut d.language_kind);
+                                    definitions.push(d);
+                                    fell_back = true;
+                                }
+                            }
+                            definitions.sort_by_key(|d| d.line);
+                        }
                         return FileDefinitions {
-                            definitions: found
-                                .definitions
-                                .into_iter()
-                                .map(|(d, extent)| partially(named(d, &extent, source).0, partial))
-                                .collect(),
-                            unparseable: false,
+                            definitions,
+                            unparseable: fell_back,
                             timed_out: false,
-                            other_kinds: found.other_kinds,
+                            other_kinds,
                         };
                     }
                     Err(treesitter::Outcome::TimedOut) => {

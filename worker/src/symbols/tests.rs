@@ -521,7 +521,16 @@ mod hostile {
             let found = survives(lang.name(), || {
                 find_in_source(lang, "g", &garbage, &loose("x"))
             });
-            assert_eq!(found.unparseable, lang.is_parsed(), "{}", lang.name());
+            // Garbage never parses cleanly: whatever is found is from a
+            // partial tree or the patterns.
+            assert!(
+                found
+                    .definitions
+                    .iter()
+                    .all(|d| d.method != SymbolMethod::Parsed),
+                "{}",
+                lang.name()
+            );
         }
     }
 }

@@ -162,6 +162,9 @@ pub(crate) struct Found {
     pub(crate) other_kinds: KindCounts,
     /// Read from a tree with error nodes: the definitions outside them.
     pub(crate) partial: bool,
+    /// The lines (1-based, inclusive) of the outermost error nodes of a
+    /// partial tree, where the grammar read nothing.
+    pub(crate) error_lines: Vec<(u64, u64)>,
 }
 
 /// Parse `source` and collect the definitions `query` wants. A file that
@@ -189,10 +192,11 @@ pub(crate) fn extents(
                     definitions,
                     other_kinds,
                     partial: false,
+                    error_lines: Vec::new(),
                 });
             }
             Parsed::Partial(tree) => {
-                let errors = error_bytes(&tree);
+                let errors: usize = errors(&tree).iter().map(|n| n.byte_range().len()).sum();
                 if best.as_ref().is_none_or(|(b, _, _)| errors < *b) {
                     best = Some((errors, grammar, tree));
                 }
@@ -207,21 +211,29 @@ pub(crate) fn extents(
     let mut cx = Cx::new(query, lang, rel_path, source, grammar);
     walk(&tree, grammar.visit(), &mut cx);
     let (definitions, other_kinds) = cx.finish();
+    let error_lines = errors(&tree)
+        .iter()
+        .map(|n| {
+            let line = |row: usize| u64::try_from(row).unwrap_or(u64::MAX).saturating_add(1);
+            (line(n.start_position().row), line(n.end_position().row))
+        })
+        .collect();
     Ok(Found {
         definitions,
         other_kinds,
         partial: true,
+        error_lines,
     })
 }
 
-/// Bytes of `tree`'s text inside error nodes (outermost ones counted once).
-fn error_bytes(tree: &Tree) -> usize {
-    let mut total = 0;
+/// The outermost error nodes of `tree`.
+fn errors(tree: &Tree) -> Vec<Node<'_>> {
+    let mut found = Vec::new();
     let mut stack = vec![tree.root_node()];
     let mut cursor = tree.walk();
     while let Some(node) = stack.pop() {
         if node.is_error() {
-            total += node.byte_range().len();
+            found.push(node);
             continue;
         }
         if !node.has_error() {
@@ -237,7 +249,7 @@ fn error_bytes(tree: &Tree) -> usize {
             }
         }
     }
-    total
+    found
 }
 
 /// Whether each byte range of `source` lies in code rather than inside a
