@@ -58,6 +58,8 @@ pub struct Slot {
     key: AtomicU64,
     /// Whether a request on this connection was admitted.
     authenticated: AtomicBool,
+    /// When it entered its class, in milliseconds since [`epoch`].
+    since_ms: AtomicU64,
     /// Told when this connection is shed.
     shed: Notify,
 }
@@ -143,6 +145,22 @@ pub struct Waiting {
     order: Mutex<BTreeMap<u64, Arc<Slot>>>,
 }
 
+/// How long a new, never authenticated connection may stay idle before it
+/// is shed ahead of the stalled bodies.
+const IDLE_GRACE_MS: u64 = 2_000;
+
+/// Milliseconds since the first call: a monotonic clock for [`Slot::since_ms`].
+fn now_ms() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    // An hour before the first call, so that 0 is always long past.
+    let epoch = EPOCH.get_or_init(|| {
+        let now = std::time::Instant::now();
+        now.checked_sub(std::time::Duration::from_secs(3600))
+            .unwrap_or(now)
+    });
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Bits of a key below its class: the arrival order within the class.
 const CLASS_SHIFT: u32 = 56;
 
@@ -178,6 +196,7 @@ impl Waiting {
     }
 
     fn enter(&self, slot: &Arc<Slot>, class: Class) {
+        slot.since_ms.store(now_ms(), Ordering::Relaxed);
         let seq = (self.next.fetch_add(1, Ordering::Relaxed) + 1) & ((1 << CLASS_SHIFT) - 1);
         let key = ((class as u64) << CLASS_SHIFT) | seq;
         if let Ok(mut order) = self.order.lock() {
@@ -205,9 +224,40 @@ impl Waiting {
         self.shed_first(|key| key >> CLASS_SHIFT == class as u64)
     }
 
+    /// The first connection in shedding order that `which` accepts, except
+    /// that a connection idle for less than [`IDLE_GRACE_MS`] without ever
+    /// being authenticated comes after the stalled bodies: it has not had
+    /// the time to send its request head (a probe, a caller that has just
+    /// connected), and shedding it would let a client that keeps opening
+    /// connections reset every newcomer.
     fn shed_first(&self, which: impl Fn(u64) -> bool) -> bool {
+        let now = now_ms();
         let victim = self.order.lock().ok().and_then(|mut o| {
-            let key = o.keys().copied().find(|k| which(*k))?;
+            let young = |k: u64, slot: &Slot| {
+                k >> CLASS_SHIFT == Class::Idle as u64
+                    && now.saturating_sub(slot.since_ms.load(Ordering::Relaxed)) < IDLE_GRACE_MS
+            };
+            let first = o
+                .iter()
+                .find(|(k, s)| {
+                    which(**k) && (!young(**k, s) || **k >> CLASS_SHIFT > Class::ReadingBody as u64)
+                })
+                .map(|(k, _)| *k);
+            let key = match first {
+                Some(k) => {
+                    // A young idle connection still goes before the
+                    // authenticated idle ones.
+                    let young_first = o
+                        .iter()
+                        .find(|(yk, s)| which(**yk) && young(**yk, s))
+                        .map(|(yk, _)| *yk);
+                    match young_first {
+                        Some(y) if k >> CLASS_SHIFT == Class::Known as u64 => y,
+                        _ => k,
+                    }
+                }
+                None => o.keys().copied().find(|k| which(*k))?,
+            };
             o.remove(&key)
         });
         match victim {
@@ -266,7 +316,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn classes_are_shed_in_order_held_idle_body_then_authenticated() {
+    async fn classes_are_shed_in_order_held_idle_body_young_then_authenticated() {
         let w = Waiting::default();
         let known = w.open();
         known.authenticated();
@@ -274,9 +324,12 @@ mod tests {
         let body = w.open();
         w.reading_body(&body);
         let idle = w.open();
+        // Past its grace: an idle connection that sent nothing.
+        idle.since_ms.store(0, Ordering::Relaxed);
+        let young = w.open();
         let held = w.open();
         w.hold(&held);
-        for expected in [&held, &idle, &body, &known] {
+        for expected in [&held, &idle, &body, &young, &known] {
             assert!(w.shed_oldest());
             shed(expected).await;
         }

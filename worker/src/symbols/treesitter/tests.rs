@@ -1,5 +1,6 @@
 use super::super::{Query, find_in_source};
 use super::*;
+use tree_sitter::Parser;
 
 #[test]
 fn every_grammar_loads_into_this_tree_sitter() {
