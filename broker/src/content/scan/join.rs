@@ -290,11 +290,15 @@ fn has_code(content: &[u8]) -> bool {
 /// with one space: the sentence a finding cites, as a reader reads it.
 pub(super) fn joined_excerpt(text: &str, kind: Kind) -> String {
     let mut out = String::with_capacity(text.len());
+    // Whether a line with words has been taken (kept as a flag: looking at
+    // `out` again for every line would be quadratic in its blank lines).
+    let mut started = false;
     for line in text.split('\n') {
         // The line where the words start keeps what stands before them (a
         // match may start with the marker of its own line).
-        if out.trim().is_empty() {
+        if !started {
             out.push_str(line);
+            started = !line.trim().is_empty();
             continue;
         }
         out.push(' ');
