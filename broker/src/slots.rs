@@ -58,7 +58,7 @@ pub struct Slot {
     key: AtomicU64,
     /// Whether a request on this connection was admitted.
     authenticated: AtomicBool,
-    /// When it entered its class, in milliseconds since [`epoch`].
+    /// When it entered its class, in milliseconds of [`now_ms`]'s clock.
     since_ms: AtomicU64,
     /// Told when this connection is shed.
     shed: Notify,
@@ -149,7 +149,8 @@ pub struct Waiting {
 /// is shed ahead of the stalled bodies.
 const IDLE_GRACE_MS: u64 = 2_000;
 
-/// Milliseconds since the first call: a monotonic clock for [`Slot::since_ms`].
+/// Milliseconds on a monotonic clock (for when a connection entered its
+/// class).
 fn now_ms() -> u64 {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     // An hour before the first call, so that 0 is always long past.

@@ -39,7 +39,7 @@ const fn signal(
 pub const SIGNAL_COUNT: usize = 26;
 
 /// Every signal, in scoring order. A weight of 0.7 or more puts content at
-/// [`Level::High`] on its own; 0.25 or more at [`Level::Elevated`].
+/// [`super::Level::High`] on its own; 0.25 or more at [`super::Level::Elevated`].
 pub const SIGNALS: [Signal; SIGNAL_COUNT] = [
     signal(
         "INJ01",
