@@ -234,31 +234,24 @@ impl Waiting {
     fn shed_first(&self, which: impl Fn(u64) -> bool) -> bool {
         let now = now_ms();
         let victim = self.order.lock().ok().and_then(|mut o| {
-            let young = |k: u64, slot: &Slot| {
-                k >> CLASS_SHIFT == Class::Idle as u64
-                    && now.saturating_sub(slot.since_ms.load(Ordering::Relaxed)) < IDLE_GRACE_MS
+            // Order by class, a young idle connection between the stalled
+            // bodies and the authenticated idle ones; oldest first within.
+            let rank = |k: u64, slot: &Slot| {
+                let class = k >> CLASS_SHIFT;
+                let young = class == Class::Idle as u64
+                    && now.saturating_sub(slot.since_ms.load(Ordering::Relaxed)) < IDLE_GRACE_MS;
+                let place = if young {
+                    2 * Class::ReadingBody as u64 + 1
+                } else {
+                    2 * class
+                };
+                (place, k)
             };
-            let first = o
+            let key = o
                 .iter()
-                .find(|(k, s)| {
-                    which(**k) && (!young(**k, s) || **k >> CLASS_SHIFT > Class::ReadingBody as u64)
-                })
-                .map(|(k, _)| *k);
-            let key = match first {
-                Some(k) => {
-                    // A young idle connection still goes before the
-                    // authenticated idle ones.
-                    let young_first = o
-                        .iter()
-                        .find(|(yk, s)| which(**yk) && young(**yk, s))
-                        .map(|(yk, _)| *yk);
-                    match young_first {
-                        Some(y) if k >> CLASS_SHIFT == Class::Known as u64 => y,
-                        _ => k,
-                    }
-                }
-                None => o.keys().copied().find(|k| which(*k))?,
-            };
+                .filter(|(k, _)| which(**k))
+                .min_by_key(|(k, slot)| rank(**k, slot))
+                .map(|(k, _)| *k)?;
             o.remove(&key)
         });
         match victim {

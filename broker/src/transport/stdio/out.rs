@@ -90,7 +90,19 @@ impl Stdout {
                 }
             }
         });
-        let out = Stdout {
+        Ok((
+            Stdout::new(tx, notes, (total, reserve, control_total)),
+            writer,
+        ))
+    }
+
+    /// A handle over `tx` and `notes` with the budget `parts` gives.
+    fn new(
+        tx: mpsc::Sender<Out>,
+        notes: mpsc::Sender<Vec<u8>>,
+        (total, reserve, control_total): (u32, u32, u32),
+    ) -> Stdout {
+        Stdout {
             tx,
             notes,
             budget: Arc::new(Semaphore::new(total as usize)),
@@ -98,8 +110,7 @@ impl Stdout {
             total,
             reserve,
             control_total,
-        };
-        Ok((out, writer))
+        }
     }
 
     /// Where a call's progress notifications go.
@@ -249,15 +260,7 @@ mod tests {
         assert_eq!(parts(1 << 20, 8 << 20).0, 8 << 20);
         let (tx, mut rx) = mpsc::channel(4);
         let (notes, _notes_rx) = mpsc::channel(1);
-        let out = Stdout {
-            tx,
-            notes,
-            budget: Arc::new(Semaphore::new(total as usize)),
-            control: Arc::new(Semaphore::new(control_total as usize)),
-            total,
-            reserve,
-            control_total,
-        };
+        let out = Stdout::new(tx, notes, (total, reserve, control_total));
         let held: Vec<_> = [(); 3]
             .iter()
             .map(|()| out.budget.clone().try_acquire_many_owned(reserve).unwrap())
