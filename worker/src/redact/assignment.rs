@@ -381,8 +381,16 @@ fn value_at(text: &str, mut at: usize) -> Option<(std::ops::Range<usize>, bool)>
         // not cover): the value before it is judged on its own instead of the
         // whole run being refused as "contains a control character". The `>`
         // of `->` (member access through a pointer) does not end it: the
-        // whole chain is judged, as `self.token` is.
-        let arrow = b == b'>' && end > at && bytes[end - 1] == b'-';
+        // whole chain is judged, as `self.token` is; only between two names
+        // (`a->b`), so a value whose dashes run into a `>` ends there.
+        let name_byte = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+        let arrow = b == b'>'
+            && end >= at + 2
+            && bytes[end - 1] == b'-'
+            && name_byte(&bytes[end - 2])
+            && bytes
+                .get(end + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
         if !arrow
             && (b.is_ascii_whitespace()
                 || b.is_ascii_control()

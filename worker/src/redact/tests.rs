@@ -1724,3 +1724,16 @@ fn the_gate_sees_anchors_across_the_walks_lane_and_block_boundaries() {
         }
     }
 }
+
+#[test]
+fn a_value_whose_dashes_run_into_a_closing_bracket_is_hidden() {
+    // `->` continues a value only as member access (a name follows it).
+    let value = "Q7x.S0---------------------";
+    let (out, _) = redact(&format!(">dbPassword:{value}->&\0"));
+    assert!(!out.contains(value), "{out:?}");
+    let value = "Q7x.Km1-----";
+    let (out, _) = redact(&format!("<SecretKey:{value}->f x"));
+    assert!(!out.contains(value), "{out:?}");
+    let (out, _) = redact("token = self->session->token_value_here;");
+    assert!(out.contains("self->session->token_value_here"), "{out:?}");
+}
