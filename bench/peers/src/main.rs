@@ -155,28 +155,33 @@ struct Servers {
     alts: Vec<Spec>,
 }
 
-fn ws_s_alt(ws: &Path) -> String {
-    ws.to_string_lossy().into_owned()
-}
-
-fn moat_env_alt(a: &Args) -> Vec<(String, String)> {
-    let mut env = base_env();
-    env.extend(a.moat_env.iter().cloned());
-    env
-}
-
 fn servers(a: &Args, ws: &Path) -> Servers {
     let ws_s = ws.to_string_lossy().into_owned();
     let mut moat_env = base_env();
     // The peers answer a 50 KB read whole; moat's default answer budget
     // (40,000 characters) would cut it, so the budget is raised to compare
-    // the same work. `--moat-alt` builds keep their own settings: older ones
-    // do not know this variable and would refuse to start.
+    // the same work. `--moat-alt` builds get the same settings, so the
+    // comparison is of the same work (every build that `--moat-alt` is meant
+    // for knows this variable; one that does not refuses to start and says so).
     moat_env.push((
         "MOAT_SANDBOX__MAX_ANSWER_CHARS".to_owned(),
         "200000".to_owned(),
     ));
     moat_env.extend(a.moat_env.iter().cloned());
+    let alts = a
+        .alts
+        .iter()
+        .map(|(name, bin)| Spec {
+            name: name.clone(),
+            argv: vec![
+                bin.clone(),
+                "serve".into(),
+                "--workspace".into(),
+                ws_s.clone(),
+            ],
+            env: moat_env.clone(),
+        })
+        .collect();
     Servers {
         moat: Spec {
             name: "moat".into(),
@@ -203,20 +208,7 @@ fn servers(a: &Args, ws: &Path) -> Servers {
             argv: vec![a.null.clone()],
             env: base_env(),
         },
-        alts: a
-            .alts
-            .iter()
-            .map(|(name, bin)| Spec {
-                name: name.clone(),
-                argv: vec![
-                    bin.clone(),
-                    "serve".into(),
-                    "--workspace".into(),
-                    ws_s_alt(ws),
-                ],
-                env: moat_env_alt(a),
-            })
-            .collect(),
+        alts,
     }
 }
 
