@@ -239,12 +239,31 @@ fn the_deadline_cuts_a_long_walk_short() {
             );
         }
         assert!(took < CUT_SHORT, "{mode:?}: {took:?}");
-        // A small search still completes within the budget.
-        let (code, _) = refused(
-            &mut m,
-            "search_code",
-            json!({"pattern": "x", "path": "nope"}),
+        // A small search still completes within the budget: the deadline
+        // cuts long work, not every request. A loaded machine can make one
+        // tiny request miss 0.1 s, so it has a few tries; a deadline that cut
+        // every request would fail them all.
+        let mut codes = Vec::new();
+        for _ in 0..5 {
+            let (code, _) = refused(
+                &mut m,
+                "search_code",
+                json!({"pattern": "x", "path": "nope"}),
+            );
+            let done = code == "not_found";
+            codes.push(code);
+            if done {
+                break;
+            }
+        }
+        assert!(
+            codes.iter().all(|c| c == "not_found" || c == "timed_out"),
+            "{mode:?}: {codes:?}"
         );
-        assert_eq!(code, "not_found");
+        assert_eq!(
+            codes.last().map(String::as_str),
+            Some("not_found"),
+            "{mode:?}: {codes:?}"
+        );
     }
 }
