@@ -453,3 +453,41 @@ fn definitions_come_from_a_partial_tree_outside_its_error_nodes() {
         assert!(!names.contains(&"needle_in_comment"), "{names:?}");
     }
 }
+
+#[test]
+fn shell_functions_and_ruby_modules_are_found_and_comments_are_not_definitions() {
+    let fx = Fixture::new();
+    fx.file(
+        "deploy.sh",
+        "#!/bin/sh\n# rollback_all() { is only mentioned here\ndeploy_all() {\n  echo go\n}\n",
+    );
+    fx.file(
+        "billing.rb",
+        "# class GhostInvoice lives elsewhere\nmodule Billing\n  class Invoice\n  end\nend\n",
+    );
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        for (name, path, line, kind) in [
+            ("deploy_all", "deploy.sh", 3, "function"),
+            ("Billing", "billing.rb", 2, "class"),
+        ] {
+            let fs = ok(&mut m, "find_symbol", json!({"symbol": name}));
+            let d = &fs["definitions"][0];
+            assert_eq!(d["path"], path, "{mode:?} {name}: {fs}");
+            assert_eq!(d["line"], line, "{mode:?} {name}: {fs}");
+            assert_eq!(d["kind"], kind, "{mode:?} {name}: {fs}");
+        }
+        for name in ["rollback_all", "GhostInvoice"] {
+            let fs = ok(&mut m, "find_symbol", json!({"symbol": name}));
+            assert_eq!(fs["definitions"], json!([]), "{mode:?} {name}: {fs}");
+        }
+        let o = ok(&mut m, "file_outline", json!({"path": "deploy.sh"}));
+        let names: Vec<&str> = o["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["deploy_all"], "{o}");
+    }
+}

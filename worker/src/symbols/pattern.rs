@@ -6,7 +6,7 @@
 //! may be false positives (a definition inside a comment or a string), which
 //! is why they carry `method: pattern`.
 //!
-//! The five forms, tried in this order, multi-line:
+//! The five forms of every language, tried in this order, multi-line:
 //! 1. `class`: `class|interface|trait|struct|enum|protocol`, whitespace, name;
 //! 2. `function`: `function|func|fn|def|sub|proc`, whitespace, name;
 //! 3. `method`: at a line start, modifiers (`public|private|protected|static|
@@ -14,6 +14,14 @@
 //! 4. `type`: `type`, whitespace, name;
 //! 5. `binding`: at a line start, optional `export`, `const|let|var|val`,
 //!    the name, then `:` or `=`.
+//!
+//! and the forms of one language that the five do not cover: a Ruby
+//! `module` (a class), a shell function written `name() {` (a function).
+//!
+//! A match that starts after a line comment's opener on its line (`#` in
+//! the languages whose comments start so, `//` in the C family, `--` in
+//! SQL) or on a line that continues a block comment (`*`, `/*`) is a word in
+//! a comment, not a definition, and is not reported.
 //!
 //! Exact mode inserts the escaped name, case-sensitively; inexact mode
 //! inserts `\w*name\w*`, case-insensitively. The reported line is the line
@@ -32,31 +40,46 @@ use regex::{Regex, RegexBuilder};
 
 use super::{CompiledQuery, KindCounts, Language, collapse_whitespace};
 
-/// The five forms: kind, and the template with `{symbol}` where the name goes.
-const FORMS: [(SymbolKind, &str); 5] = [
+/// The forms: kind, the template with `{symbol}` where the name goes, and
+/// the languages it applies to (empty: every language).
+const FORMS: [(SymbolKind, &str, &[Language]); 7] = [
     (
         SymbolKind::Class,
         r"\b(?:class|interface|trait|struct|enum|protocol)\s+(?P<name>{symbol})\b",
+        &[],
     ),
     (
         SymbolKind::Function,
         r"\b(?:function|func|fn|def|sub|proc)\s+(?P<name>{symbol})\b",
+        &[],
     ),
     (
         SymbolKind::Method,
         r"^\s*(?:(?:public|private|protected|static|async|override)\s+)+[\w<>\[\],.?]+\s+(?P<name>{symbol})\s*\(",
+        &[],
     ),
-    (SymbolKind::Type, r"\btype\s+(?P<name>{symbol})\b"),
+    (SymbolKind::Type, r"\btype\s+(?P<name>{symbol})\b", &[]),
     (
         SymbolKind::Binding,
         r"^\s*(?:export\s+)?(?:const|let|var|val)\s+(?P<name>{symbol})\s*[:=]",
+        &[],
+    ),
+    (
+        SymbolKind::Class,
+        r"^\s*module\s+(?:\w+::)*(?P<name>{symbol})\b",
+        &[Language::Ruby],
+    ),
+    (
+        SymbolKind::Function,
+        r"^\s*(?P<name>{symbol})\s*\(\s*\)\s*\{?\s*$",
+        &[Language::Shell],
     ),
 ];
 
-/// The five forms compiled for one name.
+/// The forms compiled for one name.
 #[derive(Debug, Clone)]
 pub(crate) struct PatternSet {
-    forms: Vec<(SymbolKind, Regex)>,
+    forms: Vec<(SymbolKind, Regex, &'static [Language])>,
 }
 
 impl PatternSet {
@@ -75,7 +98,7 @@ impl PatternSet {
     fn with_fragment(fragment: &str, case_insensitive: bool) -> Result<PatternSet, regex::Error> {
         let forms = FORMS
             .iter()
-            .map(|&(kind, template)| {
+            .map(|&(kind, template, languages)| {
                 let pattern = template.replace("{symbol}", fragment);
                 RegexBuilder::new(&pattern)
                     .multi_line(true)
@@ -83,7 +106,7 @@ impl PatternSet {
                     .size_limit(super::REGEX_SIZE_LIMIT)
                     .dfa_size_limit(super::REGEX_DFA_SIZE_LIMIT)
                     .build()
-                    .map(|regex| (kind, regex))
+                    .map(|regex| (kind, regex, languages))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PatternSet { forms })
@@ -107,13 +130,15 @@ impl PatternSet {
     ) -> Vec<Definition> {
         // (byte offset of the name, form index, definition)
         let mut found: Vec<(usize, usize, Definition)> = Vec::new();
-        for (form, (kind, regex)) in self.forms.iter().enumerate() {
+        for (form, (kind, regex, languages)) in self.forms.iter().enumerate() {
+            if !languages.is_empty() && !languages.contains(&lang) {
+                continue;
+            }
             if query.filters_out(*kind) {
                 for captures in regex.captures_iter(source) {
-                    if captures
-                        .name("name")
-                        .is_some_and(|name| query.matches_name(name.as_str()))
-                    {
+                    if captures.name("name").is_some_and(|name| {
+                        query.matches_name(name.as_str()) && !in_comment(lang, source, name.start())
+                    }) {
                         other_kinds.add(*kind);
                     }
                 }
@@ -126,7 +151,7 @@ impl PatternSet {
                 let (Some(whole), Some(name)) = (captures.get(0), captures.name("name")) else {
                     continue;
                 };
-                if !query.matches_name(name.as_str()) {
+                if !query.matches_name(name.as_str()) || in_comment(lang, source, name.start()) {
                     continue;
                 }
                 line += count_newlines(&source[counted_to..name.start()]);
@@ -161,6 +186,26 @@ impl PatternSet {
     }
 }
 
+/// Whether the byte at `at` is in a comment, as far as its own line tells:
+/// after a line comment's opener, or on a line that continues a block
+/// comment. A `#` that opens a C preprocessor directive is not a comment.
+fn in_comment(lang: Language, source: &str, at: usize) -> bool {
+    let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = &source[line_start..at];
+    let lead = before.trim_start();
+    let hash = matches!(
+        lang,
+        Language::Python | Language::Ruby | Language::Shell | Language::Php
+    );
+    let slashes = !matches!(
+        lang,
+        Language::Python | Language::Ruby | Language::Shell | Language::Sql
+    );
+    (hash && before.contains('#'))
+        || (slashes && (before.contains("//") || lead.starts_with("/*") || lead.starts_with('*')))
+        || (lang == Language::Sql && before.contains("--"))
+}
+
 fn count_newlines(text: &str) -> u64 {
     text.bytes().filter(|&b| b == b'\n').count() as u64
 }
@@ -187,6 +232,28 @@ mod tests {
             .iter()
             .map(|d| (d.kind, d.line, d.signature.as_str()))
             .collect()
+    }
+
+    #[test]
+    fn shell_functions_and_ruby_modules_are_definitions_words_in_comments_are_not() {
+        let shell = "#!/bin/sh\ndeploy_all() {\n  :\n}\nfunction other {\n  :\n}\n# helper() {\n";
+        assert_eq!(
+            summary(&find(Language::Shell, shell, "deploy_all", true)),
+            [(SymbolKind::Function, 2, "deploy_all() {")]
+        );
+        assert!(find(Language::Shell, shell, "helper", true).is_empty());
+        let ruby = "# class Fake in a comment\nmodule Billing::Core\n  class Invoice\n  end\nend\n";
+        assert_eq!(
+            summary(&find(Language::Ruby, ruby, "Core", true)),
+            [(SymbolKind::Class, 2, "module Billing::Core")]
+        );
+        assert!(find(Language::Ruby, ruby, "Fake", true).is_empty());
+        // The language's own forms stay with it: `module` is not a Swift class.
+        assert!(find(Language::Swift, "module Billing\n", "Billing", true).is_empty());
+        let kotlin = "// class Ghost\n/*\n * class Phantom\n */\nclass Real\n";
+        assert!(find(Language::Kotlin, kotlin, "Ghost", true).is_empty());
+        assert!(find(Language::Kotlin, kotlin, "Phantom", true).is_empty());
+        assert_eq!(find(Language::Kotlin, kotlin, "Real", true).len(), 1);
     }
 
     #[test]
