@@ -4,6 +4,8 @@
 #   bench/peers.sh                          # the whole comparison (about 4 minutes)
 #   ROUNDS=3 BATCH_SECS=0.5 bench/peers.sh  # a quicker, noisier one
 #   bench/peers.sh --moat-env MOAT_SANDBOX__WORKERS=2   # extra arguments go to peer-bench
+#   QUICK=1 bench/peers.sh --moat-alt before=OLD/moat   # the regression guard: every
+#       measure beside an earlier build, in a few minutes, with a table of ratios
 #
 # Installs, from the package registries only and pinned, into $BENCH_CACHE
 # (default ~/.cache/moat-bench; idempotent, a second run only checks):
@@ -24,6 +26,10 @@ cd "$(dirname "$0")/.."
 
 GIT_VERSION=2026.10.19
 CACHE="${BENCH_CACHE:-$HOME/.cache/moat-bench}"
+# QUICK=1: fewer and shorter rounds (noisier; a guard, not a record).
+if [ -n "${QUICK:-}" ]; then
+    ROUNDS="${ROUNDS:-3}" BATCH_SECS="${BATCH_SECS:-0.5}" COLD_RUNS="${COLD_RUNS:-7}" HTTP_SECS="${HTTP_SECS:-1.5}"
+fi
 ROUNDS="${ROUNDS:-5}"
 BATCH_SECS="${BATCH_SECS:-1.0}"
 COLD_RUNS="${COLD_RUNS:-15}"

@@ -222,6 +222,101 @@ impl Report {
         }
         self.print_sizes();
         self.print_summary();
+        self.print_against_alts();
+    }
+
+    /// The regression guard: every measure of moat beside the same measure of
+    /// each `--moat-alt` build, as a ratio oriented so that above 1 is better
+    /// for moat (throughput now / then; time, latency and memory then / now).
+    fn print_against_alts(&self) {
+        let alts: Vec<&str> = self
+            .cold
+            .iter()
+            .map(|c| c.server.as_str())
+            .filter(|n| n.starts_with("moat@"))
+            .collect();
+        for alt in alts {
+            println!("\n### moat against {alt} (ratio above 1: moat is better)\n");
+            println!("| measure | {alt} | moat | ratio |");
+            println!("|---|---:|---:|---:|");
+            for (what, key, mode) in [
+                ("read_file 50 KB, sequential", "read", "sequential"),
+                ("read_file 50 KB, 8 in flight", "read", "8 in flight"),
+                ("list_directory 100, sequential", "list", "sequential"),
+                ("list_directory 100, 8 in flight", "list", "8 in flight"),
+                ("git_log 20, sequential", "git", "sequential"),
+            ] {
+                let (Some(a), Some(m)) =
+                    (self.series(key, mode, alt), self.series(key, mode, "moat"))
+                else {
+                    continue;
+                };
+                println!(
+                    "| {what}, req/s | {} | {} | {:.2}× |",
+                    count(a.rps.med),
+                    count(m.rps.med),
+                    m.rps.med / a.rps.med.max(1e-9)
+                );
+                println!(
+                    "| {what}, p99 ms | {} | {} | {:.2}× |",
+                    ms(a.p99.med),
+                    ms(m.p99.med),
+                    a.p99.med / m.p99.med.max(1e-9)
+                );
+            }
+            let cold = |name: &str| self.cold.iter().find(|c| c.server == name);
+            if let (Some(a), Some(m)) = (cold(alt), cold("moat")) {
+                for (what, pick) in [
+                    (
+                        "cold start → tools/list, ms",
+                        (|c: &Cold| c.list) as fn(&Cold) -> Spread,
+                    ),
+                    ("cold start → first tool answer, ms", |c: &Cold| c.first),
+                ] {
+                    let (am, mm) = (pick(a).med, pick(m).med);
+                    println!(
+                        "| {what} | {} | {} | {:.2}× |",
+                        ms(am),
+                        ms(mm),
+                        am / mm.max(1e-9)
+                    );
+                }
+            }
+            let mem = |name: &str| self.mem.iter().find(|c| c.server == name);
+            if let (Some(a), Some(m)) = (mem(alt), mem("moat")) {
+                for (what, am, mm) in [
+                    (
+                        "RSS idle after start, MiB",
+                        a.fresh.rss_kib,
+                        m.fresh.rss_kib,
+                    ),
+                    ("RSS idle after load, MiB", a.after.rss_kib, m.after.rss_kib),
+                    ("peak (Σ VmHWM), MiB", a.after.hwm_kib, m.after.hwm_kib),
+                ] {
+                    println!(
+                        "| {what} | {} | {} | {:.2}× |",
+                        mib(am),
+                        mib(mm),
+                        am as f64 / mm.max(1) as f64
+                    );
+                }
+            }
+            let http = |name: &str| self.http.iter().find(|h| h.0 == name);
+            if let (Some((_, a, _)), Some((_, m, _))) = (http(alt), http("moat")) {
+                println!(
+                    "| HTTP read_file 2 KB, req/s | {} | {} | {:.2}× |",
+                    count(a.rps.med),
+                    count(m.rps.med),
+                    m.rps.med / a.rps.med.max(1e-9)
+                );
+                println!(
+                    "| HTTP read_file 2 KB, p99 ms | {} | {} | {:.2}× |",
+                    ms(a.p99.med),
+                    ms(m.p99.med),
+                    a.p99.med / m.p99.med.max(1e-9)
+                );
+            }
+        }
     }
 
     /// Bytes per answer for the same request, each beside the first
