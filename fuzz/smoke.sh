@@ -4,6 +4,7 @@
 # fuzz/artifacts/<target>/. Longer runs: see fuzz/README.md.
 #
 #   FUZZ_SMOKE_SECONDS   seconds per target (default 20)
+#   fuzz/smoke.sh build  only build the targets (a later run finds them built)
 #
 # Installs what it needs: a nightly toolchain when one can be had (else the
 # pinned one with RUSTC_BOOTSTRAP=1) and cargo-fuzz 0.13.2, whose binary is
@@ -37,6 +38,7 @@ start=$(date +%s)
 cargo "${toolchain[@]}" fuzz build -a -s none
 built=$(date +%s)
 echo "fuzz smoke: targets built in $((built - start)) s"
+[ "${1:-}" = build ] && exit 0
 
 for target in $(cargo "${toolchain[@]}" fuzz list); do
   mkdir -p "corpus/$target"
