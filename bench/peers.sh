@@ -18,7 +18,7 @@
 # start, memory, HTTP at the connection limit, and a null server measured with
 # the same client as the floor. See bench/README.md, "Peers".
 #
-# Knobs (environment): ROUNDS (5), BATCH_SECS (1.0), COLD_RUNS (15),
+# Knobs (environment): MOAT_BIN, QUICK, ROUNDS (5), BATCH_SECS (1.0), COLD_RUNS (15),
 # HTTP_SECS (3), CONNECTIONS (64), BENCH_CACHE. Traffic stays on 127.0.0.1;
 # every loop is bounded in time.
 set -euo pipefail
@@ -58,9 +58,14 @@ fi
 
 log "building moat and the bench crate (release)"
 # Two builds: `--bin moat` would apply to moat-bench too and build neither of its binaries.
-cargo build --release --locked --quiet -p moat-broker --bin moat
+# MOAT_BIN=PATH measures that moat binary instead of building this checkout's.
+if [ -n "${MOAT_BIN:-}" ]; then
+    MOAT="$MOAT_BIN"
+else
+    cargo build --release --locked --quiet -p moat-broker --bin moat
+    MOAT="$PWD/target/release/moat"
+fi
 cargo build --release --locked --quiet -p moat-bench
-MOAT="$PWD/target/release/moat"
 
 log "node $(node --version), $("$GIT_DIR_/bin/python" --version), $(git --version), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The 50 KB file is cut from real Rust source: the worker's symbol parsers.
