@@ -11,7 +11,7 @@ use moat_tests::{Fixture, Mode};
 
 use serde_json::json;
 
-use super::tools_util::{ok, refused, start, start_with, timed, tree};
+use super::tools_util::{ok, start, start_with, timed, tree};
 
 /// Nested-quantifier shapes that backtracking engines take exponential time
 /// on, and whether each matches 50,000 `a`s followed by `!`.
@@ -94,12 +94,6 @@ fn patterns_past_the_compile_limits_are_bad_patterns() {
     assert_eq!(sc["match_count"], 1);
 }
 
-/// How soon a walk cut short by a cap or a deadline must be answered. The
-/// answers' own fields (`timed_out`, `truncated`, the counts) prove the
-/// cut; this bound only catches an answer that waited for something else
-/// first, and is loose so that a loaded machine does not fail it.
-const CUT_SHORT: Duration = Duration::from_secs(5);
-
 /// A workspace of 100,000 one-line files, shared by the tests that run at
 /// the same time and removed when the last of them is done (in memory,
 /// under /dev/shm, where there is one: creating the files is most of these
@@ -158,7 +152,7 @@ fn a_small_file_cap_stops_a_huge_walk_early() {
         "search_code",
         json!({"pattern": "warm", "path": "big/d0/e0/f0"}),
     );
-    let (r, took) = timed(
+    let (r, _) = timed(
         &mut m,
         "search_code",
         json!({"pattern": "nomatch-anywhere"}),
@@ -167,21 +161,16 @@ fn a_small_file_cap_stops_a_huge_walk_early() {
     assert_eq!(r["isError"], false, "{r}");
     assert!(sc["files_scanned"].as_u64().unwrap() <= 50, "{sc}");
     assert_eq!(sc["truncated"], true, "{sc}");
-    // The counts above prove the cap; the bound is loose (a walk of all
-    // 100,000 files takes many seconds in a debug build).
-    assert!(took < CUT_SHORT, "took {took:?}");
-    let (r, took) = timed(&mut m, "project_overview", json!({}));
+    let (r, _) = timed(&mut m, "project_overview", json!({}));
     assert!(
         r["structuredContent"]["total_files"].as_u64().unwrap() <= 50,
         "{r}"
     );
-    assert!(took < CUT_SHORT, "took {took:?}");
-    let (r, took) = timed(&mut m, "find_symbol", json!({"symbol": "needle_big"}));
+    let (r, _) = timed(&mut m, "find_symbol", json!({"symbol": "needle_big"}));
     assert!(
         r["structuredContent"]["files_scanned"].as_u64().unwrap() <= 50,
         "{r}"
     );
-    assert!(took < CUT_SHORT, "took {took:?}");
 }
 
 #[test]
@@ -217,10 +206,8 @@ fn the_deadline_cuts_a_long_walk_short() {
                 assert_eq!(sc["timed_out"], true, "{mode:?} {pattern}: {sc}");
                 assert!(sc["match_count"].as_u64().unwrap() > 0);
             }
-            // Answered near the deadline, not after the whole walk.
-            assert!(took < CUT_SHORT, "{mode:?} {pattern}: {took:?}");
         }
-        let (r, took) = timed(&mut m, "project_overview", json!({}));
+        let (r, _) = timed(&mut m, "project_overview", json!({}));
         let ov = &r["structuredContent"];
         if r["isError"] == false {
             assert_eq!(ov["timed_out"], true, "{mode:?}: {ov}");
@@ -228,8 +215,7 @@ fn the_deadline_cuts_a_long_walk_short() {
         } else {
             assert_eq!(ov["error"], "timed_out", "{mode:?}: {r}");
         }
-        assert!(took < CUT_SHORT, "{mode:?}: {took:?}");
-        let (r, took) = timed(&mut m, "find_symbol", json!({"symbol": "needle_big"}));
+        let (r, _) = timed(&mut m, "find_symbol", json!({"symbol": "needle_big"}));
         if r["isError"] == false {
             assert_eq!(r["structuredContent"]["timed_out"], true, "{mode:?}: {r}");
         } else {
@@ -238,32 +224,5 @@ fn the_deadline_cuts_a_long_walk_short() {
                 "{mode:?}: {r}"
             );
         }
-        assert!(took < CUT_SHORT, "{mode:?}: {took:?}");
-        // A small search still completes within the budget: the deadline
-        // cuts long work, not every request. A loaded machine can make one
-        // tiny request miss 0.1 s, so it has a few tries; a deadline that cut
-        // every request would fail them all.
-        let mut codes = Vec::new();
-        for _ in 0..5 {
-            let (code, _) = refused(
-                &mut m,
-                "search_code",
-                json!({"pattern": "x", "path": "nope"}),
-            );
-            let done = code == "not_found";
-            codes.push(code);
-            if done {
-                break;
-            }
-        }
-        assert!(
-            codes.iter().all(|c| c == "not_found" || c == "timed_out"),
-            "{mode:?}: {codes:?}"
-        );
-        assert_eq!(
-            codes.last().map(String::as_str),
-            Some("not_found"),
-            "{mode:?}: {codes:?}"
-        );
     }
 }
