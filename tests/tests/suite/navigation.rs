@@ -8,6 +8,7 @@
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
+use super::tools_util::names;
 use super::util::{SECRET, call_err, call_ok};
 
 fn connect(fx: &Fixture, mode: Mode) -> Moat {
@@ -249,12 +250,7 @@ fn directory_tree_is_indented_bounded_and_says_what_cut_it() {
             "{r}"
         );
         // Breadth first: the three top-level entries, nothing deeper.
-        let names: Vec<&str> = s["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["name"].as_str().unwrap())
-            .collect();
+        let names = names(s, "entries");
         assert_eq!(names, ["node_modules", "src", "ignored.log"], "{r}");
     }
 }

@@ -5,7 +5,9 @@
 use moat_tests::{Fixture, Mode, text};
 use serde_json::json;
 
-use super::tools_util::{defs, fenced, ok, ok_result, refused, schema_refused, start, start_with};
+use super::tools_util::{
+    defs, fenced, names, ok, ok_result, refused, schema_refused, start, start_with,
+};
 
 #[test]
 fn a_class_is_parsed_at_line_6_in_both_modes() {
@@ -441,12 +443,7 @@ fn definitions_come_from_a_partial_tree_outside_its_error_nodes() {
         assert_eq!(fs["definitions"], json!([]), "{mode:?}: {fs}");
         let o = ok(&mut m, "file_outline", json!({"path": "drivers/needle.c"}));
         assert_eq!(o["method"], "partial", "{o}");
-        let names: Vec<&str> = o["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["name"].as_str().unwrap())
-            .collect();
+        let names = names(&o, "items");
         for want in ["needle_after", "needle_state", "needle_kr_style"] {
             assert!(names.contains(&want), "{want} not in {names:?}");
         }
@@ -482,12 +479,7 @@ fn shell_functions_and_ruby_modules_are_found_and_comments_are_not_definitions()
             assert_eq!(fs["definitions"], json!([]), "{mode:?} {name}: {fs}");
         }
         let o = ok(&mut m, "file_outline", json!({"path": "deploy.sh"}));
-        let names: Vec<&str> = o["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["name"].as_str().unwrap())
-            .collect();
+        let names = names(&o, "items");
         assert_eq!(names, ["deploy_all"], "{o}");
     }
 }

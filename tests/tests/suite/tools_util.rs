@@ -91,6 +91,15 @@ pub fn fenced(result: &Value, label: &str) -> String {
     t
 }
 
+/// The `name` of each object in the array `list` of an answer (outline
+/// items, tree entries), in order.
+pub fn names<'a>(answer: &'a Value, list: &str) -> Vec<&'a str> {
+    answer[list]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["name"].as_str()).collect())
+        .unwrap_or_default()
+}
+
 /// The definitions of a `find_symbol` result as `(qualified_name, kind,
 /// method, path, line)`.
 pub fn defs(fs: &Value) -> Vec<(String, String, String, String, u64)> {
