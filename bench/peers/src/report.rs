@@ -235,6 +235,21 @@ impl Report {
             .map(|c| c.server.as_str())
             .filter(|n| n.starts_with("moat@"))
             .collect();
+        // Throughput then / now and p99 now / then, so above 1 is better.
+        let series_rows = |what: &str, a: &Series, m: &Series| {
+            println!(
+                "| {what}, req/s | {} | {} | {:.2}× |",
+                count(a.rps.med),
+                count(m.rps.med),
+                m.rps.med / a.rps.med.max(1e-9)
+            );
+            println!(
+                "| {what}, p99 ms | {} | {} | {:.2}× |",
+                ms(a.p99.med),
+                ms(m.p99.med),
+                a.p99.med / m.p99.med.max(1e-9)
+            );
+        };
         for alt in alts {
             println!("\n### moat against {alt} (ratio above 1: moat is better)\n");
             println!("| measure | {alt} | moat | ratio |");
@@ -251,18 +266,7 @@ impl Report {
                 else {
                     continue;
                 };
-                println!(
-                    "| {what}, req/s | {} | {} | {:.2}× |",
-                    count(a.rps.med),
-                    count(m.rps.med),
-                    m.rps.med / a.rps.med.max(1e-9)
-                );
-                println!(
-                    "| {what}, p99 ms | {} | {} | {:.2}× |",
-                    ms(a.p99.med),
-                    ms(m.p99.med),
-                    a.p99.med / m.p99.med.max(1e-9)
-                );
+                series_rows(what, &a, &m);
             }
             let cold = |name: &str| self.cold.iter().find(|c| c.server == name);
             if let (Some(a), Some(m)) = (cold(alt), cold("moat")) {
@@ -303,18 +307,7 @@ impl Report {
             }
             let http = |name: &str| self.http.iter().find(|h| h.0 == name);
             if let (Some((_, a, _)), Some((_, m, _))) = (http(alt), http("moat")) {
-                println!(
-                    "| HTTP read_file 2 KB, req/s | {} | {} | {:.2}× |",
-                    count(a.rps.med),
-                    count(m.rps.med),
-                    m.rps.med / a.rps.med.max(1e-9)
-                );
-                println!(
-                    "| HTTP read_file 2 KB, p99 ms | {} | {} | {:.2}× |",
-                    ms(a.p99.med),
-                    ms(m.p99.med),
-                    a.p99.med / m.p99.med.max(1e-9)
-                );
+                series_rows("HTTP read_file 2 KB", a, m);
             }
         }
     }
