@@ -18,22 +18,62 @@ use std::time::Duration;
 use moat_tests::{Era, Fixture, Moat, Mode, Options};
 use serde_json::{Value, json};
 
-/// The files of [`fixture`].
-const FILES: u64 = 60 * 150;
+/// A tree on which [`slow_search`] runs long, and how many files it holds.
+struct Tree {
+    fx: Fixture,
+    files: u64,
+}
 
-/// Enough files that walking and searching them takes well over 100 ms, even
-/// in-process on a fast machine.
-fn fixture() -> Fixture {
+impl std::ops::Deref for Tree {
+    type Target = Fixture;
+    fn deref(&self) -> &Fixture {
+        &self.fx
+    }
+}
+
+/// Files added at a time: 60 folders of 150 files.
+const BATCH: u64 = 60 * 150;
+
+/// How long a token-less [`slow_search`] must take in-process (the fastest
+/// mode) before the tree is long enough: several progress intervals, so a
+/// search that reports none has none to report only if it is broken.
+const LONG: Duration = Duration::from_millis(400);
+
+/// A tree grown, a batch of files at a time, until [`slow_search`] takes
+/// [`LONG`] on this machine. How long a walk takes depends on the machine,
+/// not on moat; sizing the tree by measuring keeps the tests below about
+/// what a long walk reports, whatever the machine's speed.
+fn fixture() -> Tree {
     let fx = Fixture::new();
     let body: String = (0..60)
         .map(|i| format!("line {i} of some ordinary text here\n"))
         .collect();
-    for d in 0..60 {
-        for f in 0..150 {
-            fx.file(&format!("d{d:02}/f{f:03}.txt"), &body);
+    let mut batches = 0;
+    loop {
+        for d in 0..60 {
+            for f in 0..150 {
+                fx.file(&format!("b{batches}/d{d:02}/f{f:03}.txt"), &body);
+            }
         }
+        batches += 1;
+        let mut m = Moat::connect(&fx.root, &Options::new(Mode::InProcess), Era::Modern);
+        let started = std::time::Instant::now();
+        let (_, answer) = search_with(&mut m, 1, None, "search_code", slow_search());
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        if started.elapsed() >= LONG {
+            break;
+        }
+        assert!(
+            batches < 12,
+            "{} files are searched in {:?}: too fast a machine for this tree",
+            batches * BATCH,
+            started.elapsed()
+        );
     }
-    fx
+    Tree {
+        fx,
+        files: batches * BATCH,
+    }
 }
 
 /// Send a search carrying `token` (if any) and collect everything up to its
@@ -70,8 +110,9 @@ fn search_with(
     }
 }
 
+/// A search that matches nothing, so it reads every file.
 fn slow_search() -> Value {
-    json!({"pattern": "ordinary t[e]xt here$", "regex": true, "max_results": 5})
+    json!({"pattern": "ordinary t[e]xt no file holds$", "regex": true})
 }
 
 #[test]
@@ -104,7 +145,7 @@ fn a_long_search_with_a_progress_token_reports_files_walked_before_its_answer() 
                 assert!(p > last, "progress must increase: {notes:?}");
                 last = p;
             }
-            assert!(last <= FILES, "{last}");
+            assert!(last <= fx.files, "{last}");
         }
     }
 }
@@ -131,7 +172,7 @@ fn no_token_a_malformed_token_or_a_quick_call_gets_no_progress() {
         6,
         Some(json!("q")),
         "read_file",
-        json!({"path": "d00/f000.txt"}),
+        json!({"path": "b0/d00/f000.txt"}),
     );
     assert!(
         notes.is_empty(),
@@ -168,7 +209,10 @@ fn two_searches_at_once_each_report_their_own_progress() {
             let p = v["params"]["progress"].as_u64().expect("number");
             let prev = last.insert(token.clone(), p).unwrap_or(0);
             // Each request counts its own files: never more than one walk's.
-            assert!(p > prev && p <= FILES, "{mode:?} {token}: {prev} then {p}");
+            assert!(
+                p > prev && p <= fx.files,
+                "{mode:?} {token}: {prev} then {p}"
+            );
         }
         assert_eq!(last.len(), 2, "{mode:?}: both reported: {last:?}");
     }
@@ -233,7 +277,10 @@ fn over_http_a_long_search_streams_its_progress_then_its_answer() {
                 assert_eq!(n["method"], "notifications/progress", "{n}");
                 assert_eq!(n["params"]["progressToken"], token, "{n}");
                 let p = n["params"]["progress"].as_u64().expect("a number");
-                assert!(p > last && p <= FILES, "progress must increase: {notes:?}");
+                assert!(
+                    p > last && p <= fx.files,
+                    "progress must increase: {notes:?}"
+                );
                 last = p;
             }
         }
@@ -269,7 +316,7 @@ fn over_http_a_call_that_sends_no_progress_is_one_json_document() {
             Era::Modern,
             Some(json!("t")),
             "read_file",
-            json!({"path": "d00/f000.txt"}),
+            json!({"path": "b0/d00/f000.txt"}),
         )),
     ];
     for (i, req) in cases.iter().enumerate() {
@@ -334,7 +381,7 @@ fn over_http_closing_a_streamed_call_kills_its_worker() {
         Era::Modern,
         None,
         "read_file",
-        json!({"path": "d00/f000.txt"}),
+        json!({"path": "b0/d00/f000.txt"}),
     ));
     assert_eq!(ok.status, 200, "{ok}");
     assert_eq!(ok.json()["result"]["isError"], false, "{ok}");
