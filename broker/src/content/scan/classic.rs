@@ -447,6 +447,19 @@ fn compile_meta(pattern: &str) -> meta::Regex {
     meta::Regex::new(&expand(pattern)).expect("signal pattern compiles")
 }
 
+/// The regex of `pattern`, searched with or without a `prefilter` (see
+/// `signals::Family::prefilter`): the same matches either way.
+#[expect(
+    clippy::expect_used,
+    reason = "the patterns are constants; a test compiles every one of them"
+)]
+pub(super) fn compile_searcher(pattern: &str, prefilter: bool) -> meta::Regex {
+    meta::Regex::builder()
+        .configure(meta::Config::new().auto_prefilter(prefilter))
+        .build(&expand(pattern))
+        .expect("signal pattern compiles")
+}
+
 pub(super) static MATCHERS: LazyLock<[Matcher; 10]> = LazyLock::new(|| {
     let plain = |pattern: &str, part| Matcher::Plain {
         regex: compile_meta(pattern),

@@ -200,7 +200,7 @@ fn leetspeak(raw: &str, out: &mut Vec<Decoded>) {
         done = done.max(at);
     };
     for (index, block) in blocks.iter().enumerate() {
-        if digits_touching_letters(block) >= 4 {
+        if digits_touching_letters(block) >= LEET_DIGITS {
             check(64 * index, 64 * (index + 1), &mut decoded, &mut first);
         }
     }
@@ -217,57 +217,96 @@ fn leetspeak(raw: &str, out: &mut Vec<Decoded>) {
     }
 }
 
+/// Fewest digits beside letters in a 64-byte block whose lines are read
+/// for leetspeak.
+const LEET_DIGITS: u32 = 4;
+
 /// How many digits of `block` have a letter next to them (within the
-/// block). Comparisons only, so the compiler vectorises it.
+/// block), or any number below [`LEET_DIGITS`] when the block holds fewer
+/// digits than that (most blocks of text: a count of the digits, which the
+/// compiler vectorises, tells). Otherwise the digits' mask and the letters'
+/// mask, shifted one place either way, are and-ed and counted.
 fn digits_touching_letters(block: &[u8; 64]) -> u32 {
+    let digits = block
+        .iter()
+        .fold(0_u8, |n, &b| n + u8::from(b.wrapping_sub(b'0') <= 9));
+    if u32::from(digits) < LEET_DIGITS {
+        return 0;
+    }
     let mut digit = [0_u8; 64];
     let mut letter = [0_u8; 64];
     for ((d, l), &b) in digit.iter_mut().zip(letter.iter_mut()).zip(block) {
         *d = u8::from(b.wrapping_sub(b'0') <= 9);
         *l = u8::from((b | 0x20).wrapping_sub(b'a') <= 25);
     }
-    let mut count = 0_u32;
-    for i in 1..63 {
-        count += u32::from(digit[i] & (letter[i - 1] | letter[i + 1]));
+    let (digits, letters) = (gather(&digit), gather(&letter));
+    // Bit `i` of the neighbours' mask: a letter at `i - 1` or `i + 1`; the
+    // first and last bytes have a neighbour outside the block, not counted.
+    let beside = (letters << 1) | (letters >> 1);
+    (digits & beside & INNER).count_ones()
+}
+
+/// Every bit of a block's mask but the first and the last.
+const INNER: u64 = !(1 | 1 << 63);
+
+/// Bit `i` set when `flags[i]` is 1 (every flag is 0 or 1): each eight
+/// flags are gathered into a byte of the mask by one multiplication.
+fn gather(flags: &[u8; 64]) -> u64 {
+    let (eights, _) = flags.as_chunks::<8>();
+    let mut mask = 0_u64;
+    for (k, eight) in eights.iter().enumerate() {
+        // Bit j of the product's top byte is flag j (each flag is 0 or 1,
+        // so no two terms share a bit and nothing carries).
+        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= gathered << (8 * k);
     }
-    count
+    mask
 }
 
 /// `line` read back from leetspeak, when enough of its words are written
-/// in it.
+/// in it. The words are counted first; the line is copied only when it
+/// counts.
 fn leet_line(line: &str) -> Option<String> {
-    let mut words = 0;
+    let words = || line.split(char::is_whitespace).filter(|w| !w.is_empty());
+    let mut count = 0;
     let mut leet = 0;
+    for word in words() {
+        count += 1;
+        leet += usize::from(leet_word(word).is_some_and(|(_, letters)| letters));
+    }
+    if leet < MIN_LEET_WORDS || leet * 3 < count {
+        return None;
+    }
     let mut out = String::with_capacity(line.len());
-    for word in line.split(|c: char| c.is_whitespace()) {
-        if word.is_empty() {
-            continue;
-        }
-        words += 1;
-        let core = word.trim_matches(|c: char| c.is_ascii_punctuation() && c != '@' && c != '$');
-        let b = core.as_bytes();
-        let letters = b.iter().filter(|c| c.is_ascii_alphabetic()).count();
-        let stand_ins = b.iter().filter(|&&c| unleet(c).is_some()).count();
-        let hexish =
-            core.starts_with("0x") || (b.len() >= 6 && b.iter().all(u8::is_ascii_hexdigit));
-        let identifier = b.contains(&b'_');
-        let is_leet = stand_ins > 0
-            && (letters > 0 || b.len() <= 2)
-            && !hexish
-            && !identifier
-            && b.iter()
-                .all(|&c| c.is_ascii_alphanumeric() || c == b'@' || c == b'$');
+    for word in words() {
         if !out.is_empty() {
             out.push(' ');
         }
-        if is_leet {
-            leet += usize::from(letters > 0);
-            out.extend(b.iter().map(|&c| char::from(unleet(c).unwrap_or(c))));
-        } else {
-            out.push_str(word);
+        match leet_word(word) {
+            Some((core, _)) => out.extend(core.bytes().map(|c| char::from(unleet(c).unwrap_or(c)))),
+            None => out.push_str(word),
         }
     }
-    (leet >= MIN_LEET_WORDS && leet * 3 >= words).then_some(out)
+    Some(out)
+}
+
+/// The core of `word` (its punctuation around taken off) when it is written
+/// in leetspeak, and whether it holds a letter (a lone digit or two counts
+/// as leetspeak but not towards the line's count).
+fn leet_word(word: &str) -> Option<(&str, bool)> {
+    let core = word.trim_matches(|c: char| c.is_ascii_punctuation() && c != '@' && c != '$');
+    let b = core.as_bytes();
+    let letters = b.iter().filter(|c| c.is_ascii_alphabetic()).count();
+    let stand_ins = b.iter().filter(|&&c| unleet(c).is_some()).count();
+    let hexish = core.starts_with("0x") || (b.len() >= 6 && b.iter().all(u8::is_ascii_hexdigit));
+    let identifier = b.contains(&b'_');
+    let is_leet = stand_ins > 0
+        && (letters > 0 || b.len() <= 2)
+        && !hexish
+        && !identifier
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'@' || c == b'$');
+    is_leet.then_some((core, letters > 0))
 }
 
 /// Every maximal run of base64 or hex bytes of [`MIN_RUN`] bytes or more, in
@@ -308,8 +347,8 @@ fn runs(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
 
 /// Bit `i` set when `block[i]` is a base64 or hex byte (`+`, `-`, `/`,
 /// digits, letters, `_`). The bytes are classified with comparisons only (no
-/// table, no branch, so the compiler vectorises the loop), then each eight of
-/// the 0/1 flags are gathered into a byte of the mask by one multiplication.
+/// table, no branch, so the compiler vectorises the loop), then gathered
+/// into the mask ([`gather`]).
 fn b64_mask(block: &[u8; 64]) -> u64 {
     let mut flags = [0_u8; 64];
     for (flag, &b) in flags.iter_mut().zip(block) {
@@ -318,15 +357,7 @@ fn b64_mask(block: &[u8; 64]) -> u64 {
         let digit_or_symbol = b.wrapping_sub(b'+') <= b'9' - b'+' && b != b',' && b != b'.';
         *flag = u8::from(letter | digit_or_symbol | (b == b'_'));
     }
-    let (eights, _) = flags.as_chunks::<8>();
-    let mut mask = 0_u64;
-    for (k, eight) in eights.iter().enumerate() {
-        // Bit j of the product's top byte is flag j (each flag is 0 or 1,
-        // so no two terms share a bit and nothing carries).
-        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
-        mask |= gathered << (8 * k);
-    }
-    mask
+    gather(&flags)
 }
 
 /// Whether [`MIN_RUN`] set bits stand in a row in `bits`.
@@ -564,8 +595,33 @@ mod tests {
         }
     }
 
+    /// [`digits_touching_letters`] read byte by byte.
+    fn digits_touching_letters_by_byte(block: &[u8; 64]) -> u32 {
+        let digit = |b: u8| b.is_ascii_digit();
+        let letter = |b: u8| b.is_ascii_alphabetic();
+        (1..63)
+            .filter(|&i| digit(block[i]) && (letter(block[i - 1]) || letter(block[i + 1])))
+            .count() as u32
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        /// The masks count the digits beside letters that reading each
+        /// byte counts, edges of the block included.
+        #[test]
+        fn digits_beside_letters_are_counted_as_byte_by_byte(
+            bytes in proptest::collection::vec(
+                prop_oneof![b'0'..=b'9', b'a'..=b'z', b'A'..=b'Z', any::<u8>()],
+                64,
+            ),
+        ) {
+            let mut block = [0_u8; 64];
+            block.copy_from_slice(&bytes);
+            let (got, want) =
+                (digits_touching_letters(&block), digits_touching_letters_by_byte(&block));
+            prop_assert!(got == want || (got < LEET_DIGITS && want < LEET_DIGITS));
+        }
+
         /// Reading the text as masks finds the runs reading every byte
         /// finds.
         #[test]

@@ -18,8 +18,9 @@ use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
+use regex_automata::meta;
 
-use super::classic::compile;
+use super::classic::{compile, compile_searcher};
 use super::reader::{READER_FAMILIES, expand};
 use super::signals::Family;
 
@@ -31,6 +32,7 @@ const FAMILIES: &[Family] = &[
     // INJ11: a rendered link or image whose URL carries conversation data.
     Family {
         signal: 10,
+        prefilter: true,
         anchors: &["](", "<img", "]: http", "]:http"],
         patterns: &[
             r"!?\[[^\]]{0,120}\]\(\s*(?:https?:)?//[^)\s]{0,300}?{PH}",
@@ -43,6 +45,7 @@ const FAMILIES: &[Family] = &[
     // INJ12: asks for the conversation or secrets to be put into output.
     Family {
         signal: 11,
+        prefilter: true,
         anchors: &[
             "conversation",
             "append them",
@@ -64,6 +67,7 @@ const FAMILIES: &[Family] = &[
     // render output so that a link is followed.
     Family {
         signal: 12,
+        prefilter: true,
         anchors: &[
             "concatenat",
             "append each",
@@ -82,6 +86,7 @@ const FAMILIES: &[Family] = &[
     // INJ14: a chat-template token or a counterfeit role header.
     Family {
         signal: 13,
+        prefilter: true,
         anchors: &[
             "[end",
             "[start",
@@ -116,6 +121,7 @@ const FAMILIES: &[Family] = &[
     // INJ16: a system or administrator line giving an order.
     Family {
         signal: 15,
+        prefilter: true,
         anchors: &["system", "sys:", "admin", "core instruction"],
         patterns: &[
             r"^[\s>*#/;\[-]{0,8}(?:<[a-z_]{1,20}>\s*)?(?:system|sys|admin|administrator|root|developer)(?:\s+(?:message|note|notice|update|override|instruction|alert|request|prompt))?\s*::?\s*(?:ignore|focus|you{B}|print|provide|respond|reply|from\s+now|disregard|override|the\s+(?:user|assistant|ai|model){B}|do\s+not|always|never|only|output|say|tell|report|remember|new\s+instruction|all\s+content|this\s+is)",
@@ -125,6 +131,7 @@ const FAMILIES: &[Family] = &[
     // INJ17: a conditional hijack.
     Family {
         signal: 16,
+        prefilter: true,
         anchors: &[
             "if the user",
             "if user",
@@ -149,6 +156,7 @@ const FAMILIES: &[Family] = &[
     // INJ18: a note claiming authority, aimed at an automated reader.
     Family {
         signal: 17,
+        prefilter: true,
         anchors: &[
             "note by",
             "note from",
@@ -188,6 +196,7 @@ const FAMILIES: &[Family] = &[
     // INJ19: asks the reader to emit given text.
     Family {
         signal: 18,
+        prefilter: true,
         anchors: &[
             "following:",
             "following :",
@@ -234,6 +243,7 @@ const FAMILIES: &[Family] = &[
     // INJ20: asks for harmful content.
     Family {
         signal: 19,
+        prefilter: true,
         anchors: &[
             "toxic",
             "discriminat",
@@ -257,6 +267,7 @@ const FAMILIES: &[Family] = &[
     // INJ21: asks the reader to keep something from the user.
     Family {
         signal: 20,
+        prefilter: true,
         anchors: &[
             "without telling",
             "without informing",
@@ -296,6 +307,7 @@ const FAMILIES: &[Family] = &[
     // INJ22: directs the reader to use a tool or act on someone's data.
     Family {
         signal: 21,
+        prefilter: true,
         anchors: &[
             "call ",
             "invoke ",
@@ -337,6 +349,7 @@ const FAMILIES: &[Family] = &[
     // one part of it only.
     Family {
         signal: 22,
+        prefilter: true,
         anchors: &[
             "listen to",
             "obey",
@@ -372,7 +385,7 @@ pub(super) struct Families {
     /// alternation compiled the first time a line needs it: compiling all of
     /// them takes tens of milliseconds (bounded repetitions of Unicode
     /// classes), and a text holding no anchor of a family never needs it.
-    patterns: Vec<(usize, String, OnceLock<Regex>)>,
+    patterns: Vec<(usize, String, bool, OnceLock<meta::Regex>)>,
 }
 
 /// The compiled families, built once per process.
@@ -399,7 +412,12 @@ impl Families {
                     .map(|p| format!("(?:{})", expand(&p.replace("{PH}", PLACEHOLDER))))
                     .collect::<Vec<_>>()
                     .join("|");
-                (family.signal, alternation, OnceLock::new())
+                (
+                    family.signal,
+                    alternation,
+                    family.prefilter,
+                    OnceLock::new(),
+                )
             })
             .collect();
         Families { anchors, patterns }
@@ -410,15 +428,15 @@ impl Families {
     pub(super) fn bit(&self, signal: usize) -> u32 {
         self.patterns
             .iter()
-            .rposition(|(s, _, _)| *s == signal)
+            .rposition(|(s, _, _, _)| *s == signal)
             .map_or(0, |i| 1 << i)
     }
 
     /// Compiles every family's patterns now (what the first texts holding
     /// their anchors would otherwise do).
     pub(super) fn compile_all(&self) {
-        for (_, alternation, compiled) in &self.patterns {
-            compiled.get_or_init(|| compile(alternation));
+        for (_, alternation, prefilter, compiled) in &self.patterns {
+            compiled.get_or_init(|| compile_searcher(alternation, *prefilter));
         }
     }
 
@@ -441,12 +459,13 @@ impl Families {
         if lines.is_empty() {
             return;
         }
-        for (index, (signal, alternation, compiled)) in self.patterns.iter().enumerate() {
+        for (index, (signal, alternation, prefilter, compiled)) in self.patterns.iter().enumerate()
+        {
             let bit = 1 << index;
             if !lines.iter().any(|(_, mask)| mask & bit != 0) {
                 continue;
             }
-            let pattern = compiled.get_or_init(|| compile(alternation));
+            let pattern = compiled.get_or_init(|| compile_searcher(alternation, *prefilter));
             let mut found = 0;
             for (line, mask) in lines {
                 if found >= limit {

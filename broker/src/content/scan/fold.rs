@@ -287,10 +287,7 @@ fn look_alike(c: char) -> Option<char> {
 /// breaks are kept, so line numbers stay those of `raw`.
 pub(super) fn deobfuscate(raw: &str, invisible: u64) -> Option<(String, Option<usize>)> {
     let bytes = raw.as_bytes();
-    let look_alikes = memchr::memchr3(0xCE, 0xCF, 0xD0, bytes).is_some()
-        || memchr::memchr3(0xD1, 0xD2, 0xD4, bytes).is_some()
-        || memchr::memchr3(0xD5, 0xD6, 0xC9, bytes).is_some();
-    if invisible == 0 && !look_alikes {
+    if invisible == 0 && !has_look_alike_lead(bytes) {
         return None;
     }
     let mut out = String::new();
@@ -460,6 +457,28 @@ static CANDIDATE_LEADS: [bool; 256] = {
     leads
 };
 
+/// Whether `bytes` holds a lead byte of a look-alike letter (IPA, Greek,
+/// Cyrillic, Cyrillic Supplement, Armenian: 0xC9, 0xCE, 0xCF, 0xD0, 0xD1,
+/// 0xD2, 0xD4, 0xD5, 0xD6). Whole blocks of 64 bytes are first tested for a
+/// byte in 0xC9..=0xD6 with comparisons only (a loop the compiler turns into
+/// vector instructions), one pass over the text; only a block holding one
+/// is looked at byte by byte.
+fn has_look_alike_lead(bytes: &[u8]) -> bool {
+    let lead = |b: u8| {
+        matches!(
+            b,
+            0xC9 | 0xCE | 0xCF | 0xD0 | 0xD1 | 0xD2 | 0xD4 | 0xD5 | 0xD6
+        )
+    };
+    let (blocks, tail) = bytes.as_chunks::<64>();
+    blocks.iter().any(|block| {
+        block
+            .iter()
+            .fold(false, |any, &b| any | (b.wrapping_sub(0xC9) <= 0xD6 - 0xC9))
+            && block.iter().any(|&b| lead(b))
+    }) || tail.iter().any(|&b| lead(b))
+}
+
 /// [`deobfuscate`] read character by character: the reference its
 /// skipping must agree with.
 #[cfg(test)]
@@ -505,6 +524,27 @@ pub(super) fn deobfuscate_by_char(raw: &str) -> Option<(String, Option<usize>)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_look_alike_lead_is_found_wherever_it_stands() {
+        let leads = [0xC9_u8, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD4, 0xD5, 0xD6];
+        for len in [0, 1, 63, 64, 65, 130, 200] {
+            let plain = vec![b'a'; len];
+            assert!(!has_look_alike_lead(&plain));
+            // Bytes near the range that are not leads.
+            let near: Vec<u8> = (0..len)
+                .map(|i| [0xCA, 0xCD, 0xD3, 0xC8, 0xD7][i % 5])
+                .collect();
+            assert!(!has_look_alike_lead(&near), "{len}");
+            for at in 0..len {
+                for &lead in &leads {
+                    let mut bytes = plain.clone();
+                    bytes[at] = lead;
+                    assert!(has_look_alike_lead(&bytes), "{len} {at} {lead:x}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_character_deobfuscation_changes_has_a_candidate_lead_byte() {

@@ -45,6 +45,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     // INJ03: asks for the reader's own instructions.
     Family {
         signal: 2,
+        prefilter: true,
         anchors: &[
             "sentence of",
             "line of",
@@ -99,9 +100,13 @@ pub(super) const READER_FAMILIES: &[Family] = &[
             r"{B}(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+(?:phrase|words?|sentence)\s+)?[\x22'“]you\s+are{B}",
         ],
     },
-    // INJ04: gives the reader a role to play, free of its rules.
+    // INJ04: gives the reader a role to play, free of its rules. Its
+    // patterns may start with a word of one or two letters (`a`, `an`,
+    // `in`, `do`, `is`), which stands everywhere in text: the regex engine
+    // runs straight through rather than restart at each.
     Family {
         signal: 3,
+        prefilter: false,
         anchors: &[
             "as if you",
             "let's act",
@@ -195,6 +200,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     // INJ07: moves data worth taking to a place outside.
     Family {
         signal: 6,
+        prefilter: true,
         anchors: &[
             "secret",
             "credential",
@@ -257,6 +263,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     // INJ11: a URL built from data worth taking (a parameter filled with it).
     Family {
         signal: 10,
+        prefilter: true,
         anchors: &[
             "secret",
             "credential",
@@ -291,6 +298,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     // INJ12: data worth taking put into the reader's response.
     Family {
         signal: 11,
+        prefilter: true,
         anchors: &["your "],
         patterns: &[
             r"{B}(?:add|include|insert|append|prepend|put|print|output|reveal|write|mention|list|paste|attach|embed|state){B}[^.\n]{0,80}?{DATA}[^.\n]{0,60}?{B}(?:in|into|to|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of|within)\s+(?:each\s+of\s+)?your\s+(?:\w+\s+)?(?:responses?|answers?|reply|replies|output|summary|completion){B}",
@@ -299,6 +307,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     // INJ09: an override claimed in the name of the system or its makers.
     Family {
         signal: 8,
+        prefilter: true,
         anchors: &["override"],
         patterns: &[
             r"{B}(?:system|safety|security|framework|protocol|admin|administrator|developer|emergency|root|sudo|master|training\s+data|policy|guideline|instruction|alignment)\s+override{B}",
@@ -307,6 +316,7 @@ pub(super) const READER_FAMILIES: &[Family] = &[
     // INJ26: an instruction addressed to the one reading.
     Family {
         signal: 25,
+        prefilter: true,
         anchors: &[
             "todo",
             "fixme",

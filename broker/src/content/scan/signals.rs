@@ -203,6 +203,11 @@ pub const SIGNALS: [Signal; SIGNAL_COUNT] = [
 /// [`SIGNALS`], the anchors, and the patterns (any of which is a match).
 pub(super) struct Family {
     pub(super) signal: usize,
+    /// Whether the regex engine looks for where the patterns can start (the
+    /// literals they begin with) before running its automaton: off when
+    /// those are words so common that every occurrence restarting the
+    /// automaton costs more than running it over every byte.
+    pub(super) prefilter: bool,
     pub(super) anchors: &'static [&'static str],
     pub(super) patterns: &'static [&'static str],
 }
