@@ -315,6 +315,14 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                         format!("end_line {end} is before start_line {start}."),
                         "Give an end_line at or after start_line.".into(),
                     ),
+                    Unsupported::ColumnOutOfRange { line, column, columns } => (
+                        format!("line {line} has {columns} column(s); column {column} does not exist."),
+                        if *columns == 0 { "The line is empty: read it from column 1.".into() } else { format!("Ask for columns 1..{columns}.") },
+                    ),
+                    Unsupported::EndColumnBeforeStart { start, end } => (
+                        format!("end_column {end} is before start_column {start}."),
+                        "Give an end_column at or after start_column.".into(),
+                    ),
                     Unsupported::ListingFailed => {
                         (format!("the directory {p} could not be listed."), String::new())
                     }

@@ -264,6 +264,22 @@ pub enum Unsupported {
         /// Requested end.
         end: u64,
     },
+    /// `start_column` is past the end of its line.
+    ColumnOutOfRange {
+        /// The line.
+        line: u64,
+        /// Requested column.
+        column: u64,
+        /// Columns (characters) the line has.
+        columns: u64,
+    },
+    /// `end_column` is before `start_column` on one line.
+    EndColumnBeforeStart {
+        /// Requested start column.
+        start: u64,
+        /// Requested end column.
+        end: u64,
+    },
     /// The directory could not be listed.
     ListingFailed,
     /// This build of the worker does not implement the tool.

@@ -114,6 +114,9 @@ pub struct ShownFile {
     pub start_line: u64,
     /// Last line returned (0 for an empty blob).
     pub end_line: u64,
+    /// Where the text starts and stops inside its first and last lines.
+    #[serde(default)]
+    pub columns: super::Columns,
     /// The selected lines joined by `\n`, cut from the blob redacted whole.
     pub text: String,
 }

@@ -133,6 +133,27 @@ pub struct RedactionCounts {
     pub rules: Vec<String>,
 }
 
+/// Where a read's text starts and stops inside lines: a line longer than
+/// one answer holds is read in parts, by column. Columns are 1-based and
+/// count characters of the text as answered (redacted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Columns {
+    /// Column of the first line's first character shown (1: its start).
+    pub start: u64,
+    /// When the last line shown stops before its end: the column of its
+    /// last character shown, and how many columns the line has.
+    pub end: Option<(u64, u64)>,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            start: 1,
+            end: None,
+        }
+    }
+}
+
 /// Output of `read_file`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadFileOutput {
@@ -149,6 +170,9 @@ pub struct ReadFileOutput {
     /// The limit that ended the answer before the asked range's end
     /// (`Lines`: `max_read_lines`; `Bytes`: the answer budget), if one did.
     pub cut: Option<Limit>,
+    /// Where the text starts and stops inside its first and last lines.
+    #[serde(default)]
+    pub columns: Columns,
     /// The selected lines joined by `\n`, without numbers or a final newline.
     pub text: String,
     /// What redacting the whole file replaced.
