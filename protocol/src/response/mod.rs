@@ -353,9 +353,15 @@ pub struct SearchMatch {
     pub path: String,
     /// 1-based line number.
     pub line: u64,
-    /// The matching line (cut to the line cap).
+    /// The first match's column in the line (1-based, in characters of
+    /// the redacted line).
+    #[serde(default)]
+    pub column: u64,
+    /// The matching line; a line over the line cap cut to an excerpt
+    /// centred on the match, `…` on each cut side.
     pub text: String,
-    /// Context lines before.
+    /// Context lines before (a line over the cap cut to its start, `…`
+    /// after it).
     pub before: Vec<String>,
     /// Context lines after.
     pub after: Vec<String>,
@@ -688,7 +694,8 @@ pub struct Reference {
     pub line: u64,
     /// 1-based column, in characters.
     pub column: u64,
-    /// The line (cut to the line cap), from the redacted text.
+    /// The line from the redacted text; a line over the line cap cut to an
+    /// excerpt centred on the reference, `…` on each cut side.
     pub text: String,
 }
 
