@@ -255,9 +255,13 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                     ),
                     "Narrow the request with path or file_glob.".into(),
                 ),
-                WireError::NotARepository => (
+                WireError::NotARepository { repository_above: false } => (
                     "the workspace root is not a git repository.".into(),
                     "History tools need a .git directory at the workspace root.".into(),
+                ),
+                WireError::NotARepository { repository_above: true } => (
+                    "the workspace is a subdirectory of a git repository, and the git tools read a repository only at the workspace root.".into(),
+                    "Serve the repository's root as the workspace (moat serve --workspace <the repository's root>) to use the history tools; the other tools work here.".into(),
                 ),
                 WireError::UnsafeRepository(rule) => (
                     format!("the repository is not read: {}", unsafe_rule(*rule)),

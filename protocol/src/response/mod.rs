@@ -500,6 +500,12 @@ pub enum Declares {
         dependencies: Vec<String>,
         /// Keys of `scripts`, sorted.
         scripts: Vec<String>,
+        /// The workspace members `workspaces` names (a list of patterns, or
+        /// `{packages: [...]}`): each pattern resolved to the directories
+        /// below with a `package.json` that it matches, sorted; a pattern
+        /// that matches none is kept as written.
+        #[serde(default)]
+        workspaces: Vec<String>,
     },
     /// `Cargo.toml`.
     Cargo {
@@ -509,6 +515,10 @@ pub enum Declares {
         version: Option<String>,
         /// Keys of `[dependencies]`, sorted.
         dependencies: Vec<String>,
+        /// `[workspace] members`, resolved as `package.json`'s
+        /// `workspaces` are (to the directories with a `Cargo.toml`).
+        #[serde(default)]
+        workspace_members: Vec<String>,
     },
     /// `go.mod`.
     GoMod {
@@ -562,6 +572,10 @@ pub struct ProjectOverviewOutput {
     pub largest_files: Vec<SizedPath>,
     /// `git` or `none`.
     pub version_control: String,
+    /// The repository's `.git` is above the workspace root (the workspace
+    /// is a subdirectory of it), where the git tools do not read it.
+    #[serde(default)]
+    pub repository_above: bool,
     /// The walk stopped at the time budget (counts are a lower bound).
     pub timed_out: bool,
     /// Every limit that stopped the work before it was complete, in order
@@ -655,8 +669,13 @@ pub struct OutlineItem {
     /// What the language calls it (`struct`, `trait`, `interface`, `def`
     /// forms as `function`/`method`, ...).
     pub kind: String,
-    /// The `find_symbol` kind it counts as.
+    /// The `find_symbol` kind it counts as (none for a group).
     pub symbol_kind: SymbolKind,
+    /// A group of definitions rather than one (a Rust `impl` block, its
+    /// methods listed after it with it as their parent): `find_symbol`
+    /// does not return it.
+    #[serde(default)]
+    pub group: bool,
     /// 1-based first line (the name's line).
     pub line: u64,
     /// 1-based last line of the definition (`line` when unknown).
