@@ -31,6 +31,7 @@ pub(super) const SPEC: Spec = Spec {
     fence_label: Some("git-show"),
     optional_outputs: &[
         "message",
+        "message_chars",
         "stat_only",
         "files_changed",
         "lines_added",
@@ -74,7 +75,9 @@ fn output() -> Value {
         "commit": string, "short": string, "author": string, "authored_at": string,
         "subject": string, "parents": strings,
         "truncated": boolean,
-        "message": string, "stat_only": boolean, "files_changed": int, "lines_added": int,
+        "message": string,
+        "message_chars": {"type": "integer", "minimum": 0, "description": "When the message is longer than half an answer and only its start is shown: its length in characters."},
+        "stat_only": boolean, "files_changed": int, "lines_added": int,
         "lines_removed": int, "withheld_by_denylist": int, "files_not_shown": int,
         "path": string, "size_bytes": int, "total_lines": int, "start_line": int, "end_line": int,
         "start_column": {"type": "integer", "minimum": 1},
@@ -187,6 +190,13 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                     withheld_sentence(s.withheld_by_denylist, "file", "files")
                 );
             }
+            if let Some(total) = s.message_chars {
+                let _ = write!(
+                    summary,
+                    " The message has {total} characters, more than half an answer: its first {} are shown.",
+                    s.message.chars().count()
+                );
+            }
             if let (Some(_), Some(next)) = (o.truncation, &s.next_not_shown) {
                 let next = show_name(next);
                 let (tool, args) = match o.parents.first() {
@@ -246,6 +256,9 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                 ("files_not_shown", json!(s.files_not_shown)),
             ] {
                 structured.insert(k.into(), v);
+            }
+            if let Some(total) = s.message_chars {
+                structured.insert("message_chars".into(), json!(total));
             }
             fenced(summary, structured, body, FenceText::Whole)
         }

@@ -78,8 +78,12 @@ pub struct GitDiffOutput {
 /// The commit `git_show` shows, as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShownCommit {
-    /// The whole message, redacted as one text.
+    /// The whole message, redacted as one text (its start, when it alone is
+    /// longer than half the answer budget: `message_chars` says).
     pub message: String,
+    /// When the message is cut: how many characters the whole one has.
+    #[serde(default)]
+    pub message_chars: Option<u64>,
     /// `--stat` block, then (unless `stat_only`) the diff against the first
     /// parent, possibly cut at the output cap.
     pub text: String,

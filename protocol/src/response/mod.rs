@@ -222,6 +222,9 @@ pub struct ListDirectoryOutput {
     pub special_skipped: u64,
     /// The listing was cut at the entry cap.
     pub truncated: bool,
+    /// The answer budget (not the entry cap) ended this page.
+    #[serde(default)]
+    pub cut_by_bytes: bool,
 }
 
 /// Why files a walking tool could not examine were skipped, each a count.

@@ -145,7 +145,12 @@ pub fn run(
         reason = "line numbers of a blob of at most max_file_bytes"
     )]
     let (lo, n) = ((first - 1) as u32, (end - first + 1) as u32);
-    let (origins, walked, stopped, created) = walk(
+    let Walked {
+        origins,
+        walked,
+        stopped,
+        created,
+    } = walk(
         &repo,
         path.rel(),
         ws.limits().max_file_bytes,
@@ -333,9 +338,20 @@ fn blob_at(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, 
         .map(|e| e.id))
 }
 
+/// What the walk found: an origin per line, the commits looked at, the
+/// limit that stopped it (if one did), and the commits that kept lines
+/// because no parent has the path (they created the file).
+struct Walked {
+    origins: Vec<Origin>,
+    walked: u64,
+    stopped: Option<Limit>,
+    created: HashSet<ObjectId>,
+}
+
 /// Attribute `span` of `blob` (the version of `path` in `start`): one
-/// origin per line, the commits looked at, and the limit that stopped the
-/// walk, if one did. Blobs are read at most `cap` bytes each.
+/// origin per line, the commits looked at, the limit that stopped the walk
+/// (if one did), and the commits that created the file. Blobs are read at
+/// most `cap` bytes each.
 fn walk(
     repo: &Repo,
     path: &str,
@@ -343,7 +359,7 @@ fn walk(
     (start, blob): (ObjectId, ObjectId),
     span: Span,
     deadline: &Deadline,
-) -> Result<(Vec<Origin>, u64, Option<Limit>, HashSet<ObjectId>), WireError> {
+) -> Result<Walked, WireError> {
     let mut origins: Vec<Option<Origin>> = vec![None; span.len as usize];
     let base = span.orig;
     let assign = |origins: &mut Vec<Option<Origin>>, commit, s: &Span, boundary| {
@@ -451,7 +467,12 @@ fn walk(
             })
         })
         .collect();
-    Ok((origins, walked, stopped, created))
+    Ok(Walked {
+        origins,
+        walked,
+        stopped,
+        created,
+    })
 }
 
 /// The runs of lines `old` and `new` share, as `(new_start, old_start,

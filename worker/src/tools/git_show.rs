@@ -105,6 +105,15 @@ fn show_commit(
         None => Entries::new(),
     };
     let new = repo.flatten(info.tree, "", deadline)?;
+    // A message longer than half the answer keeps its start: the rest of
+    // the answer is the change's.
+    let mut message = message;
+    let half = ws.limits().answer_bytes() / 2;
+    let mut message_chars = None;
+    if let Some((at, _)) = message.char_indices().nth(half) {
+        message_chars = Some(message.chars().count() as u64);
+        message.truncate(at);
+    }
     let budget = ws.limits().git_bytes().saturating_sub(message.len());
     let d = git_diff::commit_diff(
         ws,
@@ -122,10 +131,11 @@ fn show_commit(
     } else {
         format!("{}\n{}", d.stat, d.diff)
     };
-    let truncation = d.truncated.then_some(Limit::Bytes);
+    let truncation = (d.truncated || message_chars.is_some()).then_some(Limit::Bytes);
     Ok((
         Shown::Commit(ShownCommit {
             message,
+            message_chars,
             text,
             stat_only: args.stat_only,
             files_changed: d.files,
