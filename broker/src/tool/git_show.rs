@@ -126,7 +126,7 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                 )
             } else {
                 format!(
-                    "{} at {}: {}{}, {} bytes.",
+                    "{} at {}: {}, {} bytes.",
                     show_name(&f.path),
                     c.short,
                     super::read_file::span_words(
@@ -135,10 +135,20 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                         f.total_lines,
                         f.columns
                     ),
-                    super::read_file::cut_words(o.truncation, f.start_line, f.end_line),
                     f.size_bytes
                 )
             };
+            match o.truncation {
+                Some(moat_protocol::response::Limit::Lines) => {
+                    let _ = write!(
+                        summary,
+                        " Cut at the {}-line limit.",
+                        f.end_line - f.start_line + 1
+                    );
+                }
+                Some(_) => summary.push_str(" Cut at the answer's size limit."),
+                None => {}
+            }
             let next = super::read_file::next_position(o.truncation, f.end_line, f.columns);
             if let Some((line, column)) = next {
                 let mut args =

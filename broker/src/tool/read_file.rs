@@ -120,7 +120,7 @@ pub(super) fn span_words(start_line: u64, end_line: u64, total: u64, columns: Co
 }
 
 /// The words of a cut: which limit stopped the answer.
-pub(super) fn cut_words(cut: Option<Limit>, start_line: u64, end_line: u64) -> String {
+fn cut_words(cut: Option<Limit>, start_line: u64, end_line: u64) -> String {
     match cut {
         Some(Limit::Lines) => format!(
             " (truncated at the {}-line limit)",

@@ -385,14 +385,8 @@ pub(crate) fn renamed_from(
     path: &str,
     deadline: &Deadline,
 ) -> Result<Option<String>, WireError> {
-    let changes = compare(
-        ws,
-        repo,
-        old,
-        &New::Objects(new),
-        &mut Output::default(),
-        deadline,
-    )?;
+    let (new, mut out) = (New::Objects(new), Output::default());
+    let changes = compare(ws, repo, old, &new, &mut out, deadline)?;
     Ok(pair_renames(ws, repo, changes, deadline)?
         .into_iter()
         .find(|c| c.score.is_some() && c.new_path == path)
