@@ -103,11 +103,13 @@ pub fn run(
                 }
                 continue;
             }
-            used += name.len() + 2 * usize::from(level) + ENTRY_CHARS;
+            // Names as the answer shows them: where a page ends tells nothing
+            // of what a placeholder hides.
+            used += ws.shown(&name).len() + 2 * usize::from(level) + ENTRY_CHARS;
             if parent.is_none() && args.skip > 0 {
                 // A later page names the entry's directory on a line of its
                 // own.
-                used += from_top.len() + ENTRY_CHARS;
+                used += ws.shown(&from_top).len() + ENTRY_CHARS;
             }
             if used > budget && !nodes.is_empty() {
                 cut = Some(Limit::Bytes);

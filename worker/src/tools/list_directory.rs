@@ -44,7 +44,9 @@ pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireE
     let mut used = 0usize;
     let mut taken = 0usize;
     for s in shown.iter().skip(skip).take(cap) {
-        used += s.name.len() + ENTRY_CHARS;
+        // The name as the answer shows it: where a page ends tells nothing
+        // of what a placeholder hides.
+        used += ws.shown(&s.name).len() + ENTRY_CHARS;
         if used > budget && taken > 0 {
             out.cut_by_bytes = true;
             break;
