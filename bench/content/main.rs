@@ -313,6 +313,8 @@ fn read_file(text: &str) -> (Request, ToolOutput) {
         path: "corpus.txt".into(),
         start_line: None,
         end_line: None,
+        start_column: None,
+        end_column: None,
     });
     let output = ToolOutput::ReadFile(ReadFileOutput {
         path: "corpus.txt".into(),
@@ -321,6 +323,7 @@ fn read_file(text: &str) -> (Request, ToolOutput) {
         start_line: 1,
         end_line: lines,
         cut: None,
+        columns: Default::default(),
         text: body.to_owned(),
         redaction: Default::default(),
     });

@@ -255,9 +255,13 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                     ),
                     "Narrow the request with path or file_glob.".into(),
                 ),
-                WireError::NotARepository => (
+                WireError::NotARepository { repository_above: false } => (
                     "the workspace root is not a git repository.".into(),
                     "History tools need a .git directory at the workspace root.".into(),
+                ),
+                WireError::NotARepository { repository_above: true } => (
+                    "the workspace is a subdirectory of a git repository, and the git tools read a repository only at the workspace root.".into(),
+                    "Serve the repository's root as the workspace (moat serve --workspace <the repository's root>) to use the history tools; the other tools work here.".into(),
                 ),
                 WireError::UnsafeRepository(rule) => (
                     format!("the repository is not read: {}", unsafe_rule(*rule)),
@@ -314,6 +318,14 @@ pub fn describe(failure: &ToolFailure, path: Option<&str>, root: &str) -> Refusa
                     Unsupported::EndBeforeStart { start, end } => (
                         format!("end_line {end} is before start_line {start}."),
                         "Give an end_line at or after start_line.".into(),
+                    ),
+                    Unsupported::ColumnOutOfRange { line, column, columns } => (
+                        format!("line {line} has {columns} column(s); column {column} does not exist."),
+                        if *columns == 0 { "The line is empty: read it from column 1.".into() } else { format!("Ask for columns 1..{columns}.") },
+                    ),
+                    Unsupported::EndColumnBeforeStart { start, end } => (
+                        format!("end_column {end} is before start_column {start}."),
+                        "Give an end_column at or after start_column.".into(),
                     ),
                     Unsupported::ListingFailed => {
                         (format!("the directory {p} could not be listed."), String::new())

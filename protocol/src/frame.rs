@@ -264,7 +264,7 @@ mod tests {
         fn any_text_round_trips(text in ".*", size in any::<u64>()) {
             let msg = Response::Done(Ok(ToolOutput::ReadFile(crate::response::ReadFileOutput {
                 path: "a".into(), size_bytes: size, total_lines: 1, start_line: 1, end_line: 1,
-                cut: None, text: text.clone(), redaction: Default::default(),
+                cut: None, columns: Default::default(), text: text.clone(), redaction: Default::default(),
             })), crate::response::Work::default());
             let bytes = encode(&msg).unwrap();
             let (back, _): (Response, usize) = decode(&bytes, MAX_RESPONSE_FRAME_LEN).unwrap().unwrap();

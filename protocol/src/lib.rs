@@ -45,7 +45,7 @@
 //! let envelope = RequestEnvelope {
 //!     budget_ms: 15_000,
 //!     progress: false,
-//!     request: Request::ReadFile(ReadFileArgs { path: "src/main.rs".into(), start_line: None, end_line: None }),
+//!     request: Request::ReadFile(ReadFileArgs { path: "src/main.rs".into(), start_line: None, end_line: None, start_column: None, end_column: None }),
 //! };
 //! let bytes = frame::encode(&envelope).unwrap();
 //! let (decoded, used): (RequestEnvelope, usize) =

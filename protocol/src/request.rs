@@ -99,8 +99,15 @@ pub struct ReadFileArgs {
     pub path: String,
     /// First line, 1-based; default 1.
     pub start_line: Option<u64>,
-    /// Last line, inclusive; default the end of the file.
+    /// Last line, inclusive; default the end of the file (with only
+    /// `end_column`: `start_line`).
     pub end_line: Option<u64>,
+    /// Column (1-based, in characters) of `start_line` to start at; default 1.
+    #[serde(default)]
+    pub start_column: Option<u64>,
+    /// Last column (inclusive) of the last line; default its end.
+    #[serde(default)]
+    pub end_column: Option<u64>,
 }
 
 /// Arguments of `list_directory`.
@@ -337,6 +344,12 @@ pub struct GitShowArgs {
     pub start_line: Option<u64>,
     /// With `path`: last line, inclusive; default the end of the file.
     pub end_line: Option<u64>,
+    /// With `path`: column of `start_line` to start at (`read_file`'s).
+    #[serde(default)]
+    pub start_column: Option<u64>,
+    /// With `path`: last column of the last line (`read_file`'s).
+    #[serde(default)]
+    pub end_column: Option<u64>,
     /// Without `path`: the message and stat only, no diff.
     pub stat_only: bool,
     /// Lines of context of the diff (0..=10); `None` = git's default.

@@ -33,7 +33,12 @@ pub enum WireError {
         budget_ms: u64,
     },
     /// `not_a_repository`: no `.git` at the workspace root.
-    NotARepository,
+    NotARepository {
+        /// The workspace is a subdirectory of a repository whose `.git` is
+        /// above its root.
+        #[serde(default)]
+        repository_above: bool,
+    },
     /// `git_failed`.
     GitFailed(GitFailure),
     /// `unsafe_repository`: the repository breaks a safety rule and is not
@@ -64,7 +69,7 @@ impl WireError {
             WireError::BinaryFile => "binary_file",
             WireError::BadPattern(_) => "bad_pattern",
             WireError::TimedOut { .. } => "timed_out",
-            WireError::NotARepository => "not_a_repository",
+            WireError::NotARepository { .. } => "not_a_repository",
             WireError::GitFailed(_) => "git_failed",
             WireError::UnsafeRepository(_) => "unsafe_repository",
             WireError::Unsupported(_) => "unsupported",
@@ -262,6 +267,22 @@ pub enum Unsupported {
         /// Requested start.
         start: u64,
         /// Requested end.
+        end: u64,
+    },
+    /// `start_column` is past the end of its line.
+    ColumnOutOfRange {
+        /// The line.
+        line: u64,
+        /// Requested column.
+        column: u64,
+        /// Columns (characters) the line has.
+        columns: u64,
+    },
+    /// `end_column` is before `start_column` on one line.
+    EndColumnBeforeStart {
+        /// Requested start column.
+        start: u64,
+        /// Requested end column.
         end: u64,
     },
     /// The directory could not be listed.

@@ -9,7 +9,7 @@
 //! | `fs/` | the file-system layer: the workspace (`workspace.rs`: root fd, denylist, limits), naming a file (`containment.rs`), opening, stating and listing one without following links (`open.rs`), what a listing shows (`listing.rs`), what is never read (`denylist.rs`) or walked (`skiplist.rs`) |
 //! | `walk.rs`, `search_regex.rs` | the parallel tree walk; the only place a search regex is built |
 //! | `symbols/`, `overview/`, `git/` | the engines of `find_symbol` (and `file_outline`, `find_references`), `project_overview`, and the git tools (repositories read in-process, no program run) |
-//! | `redact/`, `sources.rs`, `literals.rs` | credentials replaced before anything leaves: the redactor, whole-source redaction, the literal walk it and the broker's injection gate stand on |
+//! | `redact/`, `sources.rs`, `literals.rs` | credentials replaced before anything leaves: the redactor, whole-source redaction (and `sources/excerpt.rs`: a long line shown around its match, cut from the redacted line), the literal walk it and the broker's injection gate stand on |
 //! | `deadline.rs`, `progress.rs` | the cooperative per-request deadline; the progress a long request reports (files walked, commits read) |
 //!
 //! docs/design.md has the life of a `tools/call` through these files.

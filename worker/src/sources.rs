@@ -25,10 +25,15 @@
 //! a placeholder hides. [`touches_placeholder`] is the test `search_code`
 //! uses to drop every match that overlaps a placeholder or is adjacent to
 //! one, on the redacted text; see `tools::search_code` for why the answer is then
-//! a function of the redacted text alone.
+//! a function of the redacted text alone. A long line is shown as an
+//! [`excerpt`] of the redacted line, centred on its match.
 
 use std::borrow::Cow;
 use std::ops::Range;
+
+// A long line shown in part, around a match.
+mod excerpt;
+pub use excerpt::{Excerpt, excerpt};
 
 use moat_protocol::response::RedactionCounts;
 

@@ -42,6 +42,8 @@ fn read_file(path: &str, text: &str, start: u64) -> (Request, ToolOutput) {
             path: path.to_owned(),
             start_line: Some(start),
             end_line: None,
+            start_column: None,
+            end_column: None,
         }),
         ToolOutput::ReadFile(ReadFileOutput {
             path: path.to_owned(),
@@ -50,6 +52,7 @@ fn read_file(path: &str, text: &str, start: u64) -> (Request, ToolOutput) {
             start_line: start,
             end_line: start - 1 + lines,
             cut: None,
+            columns: Default::default(),
             text: text.to_owned(),
             redaction: Default::default(),
         }),
@@ -78,6 +81,7 @@ fn list_directory(name: &str) -> (Request, ToolOutput) {
             symlinks_skipped: 0,
             special_skipped: 0,
             truncated: false,
+            cut_by_bytes: false,
         }),
     )
 }
@@ -101,6 +105,7 @@ fn search_code(name: &str, line: &str) -> (Request, ToolOutput) {
             matches: vec![SearchMatch {
                 path: name.to_owned(),
                 line: 7,
+                column: 1,
                 text: line.to_owned(),
                 before: vec![line.to_owned()],
                 after: vec![line.to_owned()],

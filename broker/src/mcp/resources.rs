@@ -15,7 +15,8 @@
 //!   numbered text `read_file` answers, and its item's `_meta` carries the
 //!   assessment (`moat/contentAssessment`), the redaction report
 //!   (`moat/redaction`) and, for a file longer than one answer, where the
-//!   next part starts (`moat/nextStartLine`; read it with `read_file`).
+//!   next part starts (`moat/nextStartLine`, and `moat/nextStartColumn`
+//!   inside a line longer than one answer; read it with `read_file`).
 //!   Binary files are refused, as `read_file` refuses them. A URI that is
 //!   not one of ours, or that names nothing readable, is `-32602` with
 //!   `data.uri` (and `data.reason`, the refusal's code).
@@ -273,6 +274,9 @@ impl Server {
         });
         if let Some(next) = s.get("next_start_line") {
             item_meta["moat/nextStartLine"] = next.clone();
+        }
+        if let Some(next) = s.get("next_start_column") {
+            item_meta["moat/nextStartColumn"] = next.clone();
         }
         let mut result = json!({"contents": [{
             "uri": uri,

@@ -197,7 +197,7 @@ pub(super) fn render(request: &Request, o: DirectoryTreeOutput, root: &str) -> R
                 }
             );
         }
-        Some(Limit::Entries) if next.is_some() => {}
+        Some(Limit::Entries | Limit::Bytes) if next.is_some() => {}
         Some(_) => {
             let _ = write!(
                 summary,

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use moat_protocol::limits::{self, SEARCH_LINE_CHARS};
+use moat_protocol::limits;
 use moat_protocol::request::{FindReferencesArgs, Request};
 use moat_protocol::response::FindReferencesOutput;
 
@@ -19,7 +19,6 @@ use super::schema::{
 use super::{Args, IDENTIFIER_PATTERN, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 use crate::content::{FenceText, Rendered};
-use crate::redact::drop_cut_tail;
 
 pub(super) const SPEC: Spec = Spec {
     name: "find_references",
@@ -129,9 +128,10 @@ pub(super) fn render(request: &Request, o: FindReferencesOutput, root: &str) -> 
     let mut body = String::new();
     let mut refs = Vec::with_capacity(o.references.len());
     for r in &o.references {
-        // A line the worker cut at its limit may end in part of a
-        // credential that redaction can no longer recognise.
-        let text = drop_cut_tail(&r.text, SEARCH_LINE_CHARS);
+        // A long line comes cut to an excerpt by the worker, which dropped
+        // the word each cut ran through (it may be part of a credential
+        // that redaction can no longer recognise) and marked the cut sides.
+        let text = &r.text;
         if !body.is_empty() {
             body.push('\n');
         }

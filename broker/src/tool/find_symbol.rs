@@ -59,9 +59,10 @@ fn output() -> Value {
         "definitions": {"type": "array", "items": {
             "type": "object",
             "additionalProperties": false,
-            "required": ["kind", "language", "language_kind", "line", "method", "name", "path", "qualified_name", "signature"],
+            "required": ["kind", "language", "language_kind", "line", "method", "name", "parent", "path", "qualified_name", "signature"],
             "properties": {
                 "name": string, "qualified_name": string, "kind": string, "line": int,
+                "parent": {"type": "string", "description": "The enclosing definition's qualified name (Engine for Engine.start); empty at file level."},
                 "signature": string, "path": string, "language": string,
                 "language_kind": {"type": "string",
                     "description": "What the language calls it (struct, trait, interface, const, def, ...); kind is the class a filter matches."},
@@ -176,15 +177,22 @@ pub(super) fn render(request: &Request, o: FindSymbolOutput) -> Rendered {
         } else {
             d.language_kind.as_str()
         };
+        // The qualified name (`Engine.start`) says what a method belongs
+        // to, which its signature alone does not.
         let _ = write!(
             body,
-            "{}:{}  [{language_kind}, {method}]  {}",
+            "{}:{}  {}  [{language_kind}, {method}]  {}",
             show_name(&d.path),
             d.line,
+            d.qualified_name,
             signature
         );
+        let parent = d
+            .qualified_name
+            .strip_suffix(d.name.as_str())
+            .map_or("", |p| p.strip_suffix('.').unwrap_or(""));
         defs.push(json!({
-            "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind.as_str(),
+            "name": d.name, "qualified_name": d.qualified_name, "parent": parent, "kind": d.kind.as_str(),
             "language_kind": language_kind,
             "line": d.line, "signature": signature, "path": structured_name(&d.path), "language": d.language,
             "method": method

@@ -22,7 +22,7 @@ pub(super) const SPEC: Spec = Spec {
     description: "Show one commit: its hash, author, date, whole message, the stat of the files it changed \
                  and its diff against its first parent (a merge: against the first parent only). Or, with \
                  path, one file as that revision holds it, whole or a range of lines (start_line/end_line, \
-                 1-based, as read_file). Use git_log to find the commit first; stat_only gives the message \
+                 1-based, and start_column/end_column for long lines, as read_file). Use git_log to find the commit first; stat_only gives the message \
                  and stat without the diff (cheap for large commits). The answer is capped at 256 KiB; when \
                  a cap cuts it, structuredContent has truncated and stopped_by and the text ends \
                  with the call that continues it. Files on the denylist are counted, never named or shown. \
@@ -31,6 +31,7 @@ pub(super) const SPEC: Spec = Spec {
     fence_label: Some("git-show"),
     optional_outputs: &[
         "message",
+        "message_chars",
         "stat_only",
         "files_changed",
         "lines_added",
@@ -42,6 +43,11 @@ pub(super) const SPEC: Spec = Spec {
         "total_lines",
         "start_line",
         "end_line",
+        "start_column",
+        "end_column",
+        "line_columns",
+        "next_start_line",
+        "next_start_column",
     ],
     required_inputs: &[],
     input,
@@ -55,6 +61,8 @@ fn input() -> Value {
         "path": path_schema("Show this file as the revision holds it, instead of the commit."),
         "start_line": {"type": "integer", "minimum": 1, "description": "With path: first line (1-based). Default 1."},
         "end_line": {"type": "integer", "minimum": 1, "description": "With path: last line, inclusive. Default: the end of the file."},
+        "start_column": {"type": "integer", "minimum": 1, "description": "With path: column of start_line to start at (1-based, in characters), as read_file. Default 1."},
+        "end_column": {"type": "integer", "minimum": 1, "description": "With path: last column (inclusive) of end_line, as read_file. Default: the end of the line."},
         "stat_only": {"type": "boolean", "description": "Without path: the message and the stat only, no diff. Default false."},
         "context_lines": {"type": "integer", "minimum": 0, "maximum": limits::MAX_DIFF_CONTEXT_LINES, "description": "Lines of context of the diff. Default 3."}
     })
@@ -67,9 +75,14 @@ fn output() -> Value {
         "commit": string, "short": string, "author": string, "authored_at": string,
         "subject": string, "parents": strings,
         "truncated": boolean,
-        "message": string, "stat_only": boolean, "files_changed": int, "lines_added": int,
+        "message": string,
+        "message_chars": {"type": "integer", "minimum": 0, "description": "When the message is longer than half an answer and only its start is shown: its length in characters."},
+        "stat_only": boolean, "files_changed": int, "lines_added": int,
         "lines_removed": int, "withheld_by_denylist": int, "files_not_shown": int,
-        "path": string, "size_bytes": int, "total_lines": int, "start_line": int, "end_line": int
+        "path": string, "size_bytes": int, "total_lines": int, "start_line": int, "end_line": int,
+        "start_column": {"type": "integer", "minimum": 1},
+        "end_column": {"type": "integer", "minimum": 0}, "line_columns": {"type": "integer", "minimum": 0},
+        "next_start_line": {"type": "integer", "minimum": 1}, "next_start_column": {"type": "integer", "minimum": 2}
     })
 }
 
@@ -79,6 +92,8 @@ fn to_request(a: &Args<'_>, _caps: &limits::Limits) -> Request {
         path: a.str("path"),
         start_line: a.u64("start_line"),
         end_line: a.u64("end_line"),
+        start_column: a.u64("start_column"),
+        end_column: a.u64("end_column"),
         stat_only: a.bool("stat_only", false),
         context_lines: a.small("context_lines"),
     })
@@ -111,27 +126,41 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                 )
             } else {
                 format!(
-                    "{} at {}: lines {}-{} of {}, {} bytes.",
+                    "{} at {}: {}, {} bytes.",
                     show_name(&f.path),
                     c.short,
-                    f.start_line,
-                    f.end_line,
-                    f.total_lines,
+                    super::read_file::span_words(
+                        f.start_line,
+                        f.end_line,
+                        f.total_lines,
+                        f.columns
+                    ),
                     f.size_bytes
                 )
             };
-            if o.truncation.is_some() {
-                let (line, call) = continue_with(
-                    "git_show",
-                    &json!({"revision": c.commit, "path": show_name(&f.path), "start_line": f.end_line + 1}),
-                );
-                let _ = write!(
-                    summary,
-                    " Cut at the {}-line limit.\n{line}",
-                    f.end_line - f.start_line + 1,
-                );
+            match o.truncation {
+                Some(moat_protocol::response::Limit::Lines) => {
+                    let _ = write!(
+                        summary,
+                        " Cut at the {}-line limit.",
+                        f.end_line - f.start_line + 1
+                    );
+                }
+                Some(_) => summary.push_str(" Cut at the answer's size limit."),
+                None => {}
+            }
+            let next = super::read_file::next_position(o.truncation, f.end_line, f.columns);
+            if let Some((line, column)) = next {
+                let mut args =
+                    json!({"revision": c.commit, "path": show_name(&f.path), "start_line": line});
+                if let Some(column) = column {
+                    args["start_column"] = json!(column);
+                }
+                let (line, call) = continue_with("git_show", &args);
+                let _ = write!(summary, "\n{line}");
                 next_call(&mut structured, Some(call));
             }
+            super::read_file::position_fields(&mut structured, next, f.columns);
             for (k, v) in [
                 ("kind", json!("file")),
                 ("path", json!(structured_name(&f.path))),
@@ -169,6 +198,13 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                     summary,
                     " {}",
                     withheld_sentence(s.withheld_by_denylist, "file", "files")
+                );
+            }
+            if let Some(total) = s.message_chars {
+                let _ = write!(
+                    summary,
+                    " The message has {total} characters, more than half an answer: its first {} are shown.",
+                    s.message.chars().count()
                 );
             }
             if let (Some(_), Some(next)) = (o.truncation, &s.next_not_shown) {
@@ -230,6 +266,9 @@ pub(super) fn render(o: GitShowOutput) -> Rendered {
                 ("files_not_shown", json!(s.files_not_shown)),
             ] {
                 structured.insert(k.into(), v);
+            }
+            if let Some(total) = s.message_chars {
+                structured.insert("message_chars".into(), json!(total));
             }
             fenced(summary, structured, body, FenceText::Whole)
         }

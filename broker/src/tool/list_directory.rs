@@ -98,7 +98,14 @@ pub(super) fn render(request: &Request, o: ListDirectoryOutput) -> Rendered {
         o.directories + o.files
     );
     if o.truncated {
-        n.push(format!("listing truncated at {shown} entries ({range})"));
+        let why = if o.cut_by_bytes {
+            " at the answer's size limit"
+        } else {
+            ""
+        };
+        n.push(format!(
+            "listing truncated{why} at {shown} entries ({range})"
+        ));
     } else if skip > 0 {
         n.push(if shown == 0 {
             format!("none after the first {skip}")
@@ -135,7 +142,11 @@ pub(super) fn render(request: &Request, o: ListDirectoryOutput) -> Rendered {
         "path": structured_name(&o.path), "entries": entries, "directories": o.directories, "files": o.files,
         "hidden_by_denylist": o.hidden_by_denylist, "symlinks_skipped": o.symlinks_skipped,
         "special_skipped": o.special_skipped, "truncated": o.truncated,
-        "stopped_by": stopped_json(if o.truncated { &[Limit::Entries] } else { &[] })
+        "stopped_by": stopped_json(match (o.truncated, o.cut_by_bytes) {
+            (false, _) => &[],
+            (true, false) => &[Limit::Entries],
+            (true, true) => &[Limit::Bytes],
+        })
     }));
     if let Some(c) = next {
         structured.insert("next_cursor".into(), Value::from(c));

@@ -26,7 +26,8 @@ pub(super) const SPEC: Spec = Spec {
                  declare, entry points, test files, the largest files, and version control. Everything is \
                  measured, nothing guessed. Call it first on an unfamiliar repository.",
     fence_label: None,
-    optional_outputs: &[],
+    // Only an answer under version control has it.
+    optional_outputs: &["repository_root"],
     required_inputs: &[],
     input,
     output,
@@ -61,6 +62,8 @@ fn output() -> Value {
             "properties": {"path": string, "size_bytes": int}
         }},
         "version_control": {"type": "string", "enum": ["git", "none"]},
+        "repository_root": {"type": "string", "enum": ["workspace", "above"],
+            "description": "With version_control git: where the repository's root is; above when the workspace is a subdirectory of it, where the git tools do not read it."},
         "timed_out": boolean, "truncated": boolean
     })
 }
@@ -81,11 +84,16 @@ pub(super) fn work(o: &ProjectOverviewOutput) -> usize {
 /// The answer's summary, `structuredContent` and fenced text.
 pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
     let mut summary = format!(
-        "{}, {} bytes under {}\nVersion control: {}.",
+        "{}, {} bytes under {}\nVersion control: {}{}.",
         plural(o.total_files, "file", "files"),
         o.total_bytes,
         display(&o.path, root),
-        o.version_control
+        o.version_control,
+        if o.repository_above {
+            " (the workspace is a subdirectory of a repository whose root is above it; the git tools read a repository only at the workspace root, so serve that root to use them)"
+        } else {
+            ""
+        }
     );
     if !o.languages.is_empty() {
         // Ordered by lines (what a reader spends time on), every language
@@ -111,12 +119,20 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
         let _ = write!(summary, "\nLanguages: {}.", langs.join(", "));
     }
     if !o.manifests.is_empty() {
+        // Each manifest with what it declares: names, versions and lists of
+        // names, escaped as names are and bounded.
         let names: Vec<String> = o
             .manifests
             .iter()
-            .map(|m| show_name(&m.file).into_owned())
+            .map(|m| {
+                let file = show_name(&m.file).into_owned();
+                match m.declares.as_ref().map(declares_words) {
+                    Some(words) if !words.is_empty() => format!("{file} ({words})"),
+                    _ => file,
+                }
+            })
             .collect();
-        let _ = write!(summary, "\nManifests: {}.", names.join(", "));
+        let _ = write!(summary, "\nManifests: {}.", names.join("; "));
     }
     if !o.entry_points.is_empty() {
         let eps: Vec<String> = o
@@ -166,18 +182,25 @@ pub(super) fn render(o: ProjectOverviewOutput, root: &str) -> Rendered {
             None => json!({"file": structured_name(&m.file)}),
         })
         .collect();
-    listing(
-        summary,
-        obj(json!({
-            "path": structured_name(&o.path), "total_files": o.total_files, "total_bytes": o.total_bytes,
-            "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
-            "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
-            "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
-            "version_control": o.version_control, "timed_out": o.timed_out,
-            "skipped_reasons": skipped_json(&o.skipped_reasons),
-            "truncated": !o.stopped_by.is_empty(), "stopped_by": stopped_json(&o.stopped_by)
-        })),
-    )
+    let mut structured = obj(json!({
+        "path": structured_name(&o.path), "total_files": o.total_files, "total_bytes": o.total_bytes,
+        "languages": o.languages.iter().map(|l| json!({"language": l.language, "files": l.files, "lines": l.lines, "bytes": l.bytes})).collect::<Vec<_>>(),
+        "manifests": manifests, "entry_points": o.entry_points.iter().map(|e| structured_name(e)).collect::<Vec<_>>(), "test_files": o.test_files,
+        "largest_files": o.largest_files.iter().map(|f| json!({"path": structured_name(&f.path), "size_bytes": f.size_bytes})).collect::<Vec<_>>(),
+        "version_control": o.version_control,
+        "timed_out": o.timed_out,
+        "skipped_reasons": skipped_json(&o.skipped_reasons),
+        "truncated": !o.stopped_by.is_empty(), "stopped_by": stopped_json(&o.stopped_by)
+    }));
+    if o.version_control == "git" {
+        let root = if o.repository_above {
+            "above"
+        } else {
+            "workspace"
+        };
+        structured.insert("repository_root".into(), Value::from(root));
+    }
+    listing(summary, structured)
 }
 
 fn declares_json(d: &Declares) -> Value {
@@ -195,15 +218,17 @@ fn declares_json(d: &Declares) -> Value {
             version,
             dependencies,
             scripts,
+            workspaces,
         } => {
-            json!({"name": name, "version": version, "dependencies": dependencies, "scripts": scripts})
+            json!({"name": name, "version": version, "dependencies": dependencies, "scripts": scripts, "workspaces": workspaces})
         }
         Declares::Cargo {
             name,
             version,
             dependencies,
+            workspace_members,
         } => {
-            json!({"name": name, "version": version, "dependencies": dependencies})
+            json!({"name": name, "version": version, "dependencies": dependencies, "workspace_members": workspace_members})
         }
         Declares::GoMod {
             name,
@@ -214,4 +239,88 @@ fn declares_json(d: &Declares) -> Value {
         }
         Declares::ParseError(e) => json!({"parse_error": e}),
     }
+}
+
+/// Most names of one list shown in the text (the structured half has all).
+const LIST_SHOWN: usize = 12;
+/// Most characters of one declared value shown in the text.
+const VALUE_CHARS: usize = 80;
+
+/// One declared value as the text shows it: escaped as a name is, cut.
+fn value(v: &str) -> String {
+    let shown = show_name(v);
+    match shown.char_indices().nth(VALUE_CHARS) {
+        Some((at, _)) => format!("{}…", &shown[..at]),
+        None => shown.into_owned(),
+    }
+}
+
+/// `label: a, b, c and N more`, or nothing for an empty list.
+fn list(label: &str, items: &[String]) -> Option<String> {
+    if items.is_empty() {
+        return None;
+    }
+    let mut shown: Vec<String> = items.iter().take(LIST_SHOWN).map(|i| value(i)).collect();
+    if items.len() > LIST_SHOWN {
+        shown.push(format!("and {} more", items.len() - LIST_SHOWN));
+    }
+    Some(format!("{label}: {}", shown.join(", ")))
+}
+
+/// What a manifest declares, in words: its name and version, its workspace
+/// members, its dependencies (and scripts).
+fn declares_words(d: &Declares) -> String {
+    let named = |name: &Option<String>, version: &Option<String>| match (name, version) {
+        (Some(n), Some(v)) => Some(format!("{} {}", value(n), value(v))),
+        (Some(n), None) => Some(value(n)),
+        (None, Some(v)) => Some(format!("version {}", value(v))),
+        (None, None) => None,
+    };
+    let parts: Vec<Option<String>> = match d {
+        Declares::Pyproject {
+            name,
+            version,
+            requires_python,
+            dependencies,
+        } => vec![
+            named(name, version),
+            requires_python
+                .as_ref()
+                .map(|r| format!("requires-python {}", value(r))),
+            list("dependencies", dependencies),
+        ],
+        Declares::PackageJson {
+            name,
+            version,
+            dependencies,
+            scripts,
+            workspaces,
+        } => vec![
+            named(name, version),
+            list("workspaces", workspaces),
+            list("dependencies", dependencies),
+            list("scripts", scripts),
+        ],
+        Declares::Cargo {
+            name,
+            version,
+            dependencies,
+            workspace_members,
+        } => vec![
+            named(name, version),
+            list("workspace members", workspace_members),
+            list("dependencies", dependencies),
+        ],
+        Declares::GoMod {
+            name,
+            go_version,
+            dependencies,
+        } => vec![
+            name.as_ref().map(|n| format!("module {}", value(n))),
+            go_version.as_ref().map(|g| format!("go {}", value(g))),
+            list("requires", dependencies),
+        ],
+        Declares::ParseError(e) => vec![Some(format!("could not be parsed: {}", value(e)))],
+    };
+    parts.into_iter().flatten().collect::<Vec<_>>().join("; ")
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use moat_protocol::limits::{self, SEARCH_LINE_CHARS};
+use moat_protocol::limits;
 use moat_protocol::request::{Request, SearchCodeArgs};
 use moat_protocol::response::SearchCodeOutput;
 
@@ -19,7 +19,6 @@ use super::schema::{
 use super::{Args, ITEM, Spec};
 use crate::content::fence::{show_name, structured_name};
 use crate::content::{FenceText, Rendered};
-use crate::redact::drop_cut_tail;
 
 pub(super) const SPEC: Spec = Spec {
     name: "search_code",
@@ -58,8 +57,11 @@ fn output() -> Value {
         "matches": {"type": "array", "items": {
             "type": "object",
             "additionalProperties": false,
-            "required": ["after", "before", "line", "path", "text"],
-            "properties": {"path": string, "line": int, "text": string, "before": strings, "after": strings}
+            "required": ["after", "before", "column", "line", "path", "text"],
+            "properties": {"path": string, "line": int,
+                "column": {"type": "integer", "minimum": 1, "description": "The first match's column in the line (1-based, in characters)."},
+                "text": {"type": "string", "description": "The line; one over 400 characters cut to an excerpt centred on the match, with … on each cut side."},
+                "before": strings, "after": strings}
         }},
         "match_count": int, "files_scanned": int, "files_skipped": int,
         "skipped_reasons": skipped_reasons_schema(),
@@ -136,24 +138,20 @@ pub(super) fn render(request: &Request, o: SearchCodeOutput, root: &str) -> Rend
     }
     let mut body = String::new();
     let mut matches = Vec::with_capacity(o.matches.len());
-    // A line the worker cut at its limit may end in part of a
-    // credential that redaction can no longer recognise.
-    let uncut = |l: &str| drop_cut_tail(l, SEARCH_LINE_CHARS).into_owned();
     for m in &o.matches {
-        let (text, before, after) = (
-            uncut(&m.text),
-            m.before.iter().map(|l| uncut(l)).collect::<Vec<_>>(),
-            m.after.iter().map(|l| uncut(l)).collect::<Vec<_>>(),
-        );
+        // A long line comes cut to an excerpt by the worker, which dropped
+        // the word each cut ran through (it may be part of a credential
+        // that redaction can no longer recognise) and marked the cut sides.
+        let (text, before, after) = (&m.text, &m.before, &m.after);
         if !body.is_empty() {
             body.push('\n');
         }
         // Each line numbered, the matching one marked `:` and its
         // context `-` (as grep and ripgrep mark them).
-        let _ = write!(body, "{}:{}:", show_name(&m.path), m.line);
+        let _ = write!(body, "{}:{}:{}:", show_name(&m.path), m.line, m.column);
         let first = m.line.saturating_sub(before.len() as u64);
         let width = (m.line + after.len() as u64).to_string().len();
-        let lines = before.iter().chain(std::iter::once(&text)).chain(&after);
+        let lines = before.iter().chain(std::iter::once(text)).chain(after);
         for (number, l) in (first..).zip(lines) {
             let mark = if number == m.line { ':' } else { '-' };
             let _ = write!(body, "\n  {number:>width$}{mark}");
@@ -161,7 +159,7 @@ pub(super) fn render(request: &Request, o: SearchCodeOutput, root: &str) -> Rend
                 let _ = write!(body, " {l}");
             }
         }
-        matches.push(json!({"path": structured_name(&m.path), "line": m.line, "text": text, "before": before, "after": after}));
+        matches.push(json!({"path": structured_name(&m.path), "line": m.line, "column": m.column, "text": text, "before": before, "after": after}));
     }
     let mut structured = obj(json!({
         "pattern": pattern, "regex": regex, "path": structured_name(&o.path), "matches": matches,

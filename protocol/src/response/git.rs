@@ -78,8 +78,12 @@ pub struct GitDiffOutput {
 /// The commit `git_show` shows, as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShownCommit {
-    /// The whole message, redacted as one text.
+    /// The whole message, redacted as one text (its start, when it alone is
+    /// longer than half the answer budget: `message_chars` says).
     pub message: String,
+    /// When the message is cut: how many characters the whole one has.
+    #[serde(default)]
+    pub message_chars: Option<u64>,
     /// `--stat` block, then (unless `stat_only`) the diff against the first
     /// parent, possibly cut at the output cap.
     pub text: String,
@@ -114,6 +118,9 @@ pub struct ShownFile {
     pub start_line: u64,
     /// Last line returned (0 for an empty blob).
     pub end_line: u64,
+    /// Where the text starts and stops inside its first and last lines.
+    #[serde(default)]
+    pub columns: super::Columns,
     /// The selected lines joined by `\n`, cut from the blob redacted whole.
     pub text: String,
 }
@@ -159,6 +166,33 @@ pub struct BlameGroup {
     pub boundary: bool,
     /// The lines' text, cut from the blob redacted whole.
     pub lines: Vec<String>,
+    /// The commit created the file at this path (no parent has it): an
+    /// add, or a rename or copy from another path, so the lines may be
+    /// older than the commit.
+    #[serde(default)]
+    pub created_file: Option<Created>,
+}
+
+/// How a commit created the file a blame group's lines are in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Created {
+    /// The path it was renamed from, when git's rename detection pairs it
+    /// with a file the first parent had.
+    pub renamed_from: Option<String>,
+    /// The first parent (full hash), where that path is: `None` for a root
+    /// commit.
+    pub parent: Option<String>,
+}
+
+/// A line longer than one answer, shown in part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineCut {
+    /// The line.
+    pub line: u64,
+    /// Columns shown, from its first.
+    pub shown: u64,
+    /// Columns the line has.
+    pub columns: u64,
 }
 
 /// Output of `git_blame`.
@@ -178,9 +212,13 @@ pub struct GitBlameOutput {
     pub groups: Vec<BlameGroup>,
     /// Commits the walk looked at.
     pub commits_walked: u64,
-    /// Which limit cut the answer (the line cap, or the walk's commit cap or
-    /// time budget, which leave boundary groups), if one did.
+    /// Which limit cut the answer (the line cap, the answer budget, or the
+    /// walk's commit cap or time budget, which leave boundary groups), if
+    /// one did.
     pub truncation: Option<Limit>,
+    /// The first line blamed, alone longer than one answer, shown in part.
+    #[serde(default)]
+    pub line_cut: Option<LineCut>,
     /// What redacting the whole blob and the commits' whole messages replaced.
     pub redaction: RedactionCounts,
 }

@@ -133,6 +133,27 @@ pub struct RedactionCounts {
     pub rules: Vec<String>,
 }
 
+/// Where a read's text starts and stops inside lines: a line longer than
+/// one answer holds is read in parts, by column. Columns are 1-based and
+/// count characters of the text as answered (redacted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Columns {
+    /// Column of the first line's first character shown (1: its start).
+    pub start: u64,
+    /// When the last line shown stops before its end: the column of its
+    /// last character shown, and how many columns the line has.
+    pub end: Option<(u64, u64)>,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            start: 1,
+            end: None,
+        }
+    }
+}
+
 /// Output of `read_file`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadFileOutput {
@@ -149,6 +170,9 @@ pub struct ReadFileOutput {
     /// The limit that ended the answer before the asked range's end
     /// (`Lines`: `max_read_lines`; `Bytes`: the answer budget), if one did.
     pub cut: Option<Limit>,
+    /// Where the text starts and stops inside its first and last lines.
+    #[serde(default)]
+    pub columns: Columns,
     /// The selected lines joined by `\n`, without numbers or a final newline.
     pub text: String,
     /// What redacting the whole file replaced.
@@ -198,6 +222,9 @@ pub struct ListDirectoryOutput {
     pub special_skipped: u64,
     /// The listing was cut at the entry cap.
     pub truncated: bool,
+    /// The answer budget (not the entry cap) ended this page.
+    #[serde(default)]
+    pub cut_by_bytes: bool,
 }
 
 /// Why files a walking tool could not examine were skipped, each a count.
@@ -329,9 +356,15 @@ pub struct SearchMatch {
     pub path: String,
     /// 1-based line number.
     pub line: u64,
-    /// The matching line (cut to the line cap).
+    /// The first match's column in the line (1-based, in characters of
+    /// the redacted line).
+    #[serde(default)]
+    pub column: u64,
+    /// The matching line; a line over the line cap cut to an excerpt
+    /// centred on the match, `…` on each cut side.
     pub text: String,
-    /// Context lines before.
+    /// Context lines before (a line over the cap cut to its start, `…`
+    /// after it).
     pub before: Vec<String>,
     /// Context lines after.
     pub after: Vec<String>,
@@ -470,6 +503,12 @@ pub enum Declares {
         dependencies: Vec<String>,
         /// Keys of `scripts`, sorted.
         scripts: Vec<String>,
+        /// The workspace members `workspaces` names (a list of patterns, or
+        /// `{packages: [...]}`): each pattern resolved to the directories
+        /// below with a `package.json` that it matches, sorted; a pattern
+        /// that matches none is kept as written.
+        #[serde(default)]
+        workspaces: Vec<String>,
     },
     /// `Cargo.toml`.
     Cargo {
@@ -479,6 +518,10 @@ pub enum Declares {
         version: Option<String>,
         /// Keys of `[dependencies]`, sorted.
         dependencies: Vec<String>,
+        /// `[workspace] members`, resolved as `package.json`'s
+        /// `workspaces` are (to the directories with a `Cargo.toml`).
+        #[serde(default)]
+        workspace_members: Vec<String>,
     },
     /// `go.mod`.
     GoMod {
@@ -532,6 +575,10 @@ pub struct ProjectOverviewOutput {
     pub largest_files: Vec<SizedPath>,
     /// `git` or `none`.
     pub version_control: String,
+    /// The repository's `.git` is above the workspace root (the workspace
+    /// is a subdirectory of it), where the git tools do not read it.
+    #[serde(default)]
+    pub repository_above: bool,
     /// The walk stopped at the time budget (counts are a lower bound).
     pub timed_out: bool,
     /// Every limit that stopped the work before it was complete, in order
@@ -625,8 +672,13 @@ pub struct OutlineItem {
     /// What the language calls it (`struct`, `trait`, `interface`, `def`
     /// forms as `function`/`method`, ...).
     pub kind: String,
-    /// The `find_symbol` kind it counts as.
+    /// The `find_symbol` kind it counts as (none for a group).
     pub symbol_kind: SymbolKind,
+    /// A group of definitions rather than one (a Rust `impl` block, its
+    /// methods listed after it with it as their parent): `find_symbol`
+    /// does not return it.
+    #[serde(default)]
+    pub group: bool,
     /// 1-based first line (the name's line).
     pub line: u64,
     /// 1-based last line of the definition (`line` when unknown).
@@ -664,7 +716,8 @@ pub struct Reference {
     pub line: u64,
     /// 1-based column, in characters.
     pub column: u64,
-    /// The line (cut to the line cap), from the redacted text.
+    /// The line from the redacted text; a line over the line cap cut to an
+    /// excerpt centred on the reference, `…` on each cut side.
     pub text: String,
 }
 

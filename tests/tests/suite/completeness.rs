@@ -249,7 +249,7 @@ fn answers_are_written_for_the_model() {
         );
         let body = text(&r, 1);
         assert!(
-            body.contains("\nm07.py:2:\n  1- def f7():\n  2:     return 7\n"),
+            body.contains("\nm07.py:2:5:\n  1- def f7():\n  2:     return 7\n"),
             "{body}"
         );
         // The pattern is echoed as given, not with its backslashes doubled.

@@ -392,3 +392,103 @@ fn hostile_revisions_paths_and_repositories_are_refused_by_git_blame() {
         assert!(!r.to_string().contains(SECRET), "{r}");
     }
 }
+
+#[test]
+fn a_blame_says_when_the_commit_created_the_file_and_where_a_rename_came_from() {
+    assert!(have_git());
+    let fx = Fixture::new();
+    let lines: String = (1..=40)
+        .map(|i| format!("fn step_{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    fx.file("src/old_name.rs", &lines);
+    let at = |author: &str, date: &str, args: &[&str]| {
+        git_as(&fx.root, author, date, args);
+    };
+    at("Ann", "2025-01-01T00:00:00Z", &["init", "-q", "-b", "main"]);
+    at("Ann", "2025-01-01T00:00:00Z", &["add", "."]);
+    at(
+        "Ann",
+        "2025-01-01T00:00:00Z",
+        &["commit", "-qm", "Write the steps"],
+    );
+    let first = fx.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    // Bob renames the file and edits one line: git pairs the two by
+    // similarity, blame by path gives Bob every line.
+    fx.git(&["mv", "src/old_name.rs", "src/new_name.rs"]);
+    fx.file(
+        "src/new_name.rs",
+        lines.replace("step_7() -> u32 { 7 }", "step_7() -> u32 { 70 }"),
+    );
+    fx.file("src/fresh.rs", "pub fn fresh() {}\n");
+    at("Bob", "2025-02-01T00:00:00Z", &["add", "-A"]);
+    at(
+        "Bob",
+        "2025-02-01T00:00:00Z",
+        &["commit", "-qm", "Reorganise"],
+    );
+    let second = fx.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let mut m = start(&fx.root, Mode::Confined);
+    {
+        let r = ok_result(&mut m, "git_blame", json!({"path": "src/new_name.rs"}));
+        let gb = &r["structuredContent"];
+        let groups = gb["groups"].as_array().unwrap();
+        assert!(!groups.is_empty());
+        for g in groups {
+            assert_eq!(g["commit"], second.as_str(), "{g}");
+            assert_eq!(g["created_file"], true, "{g}");
+            assert_eq!(
+                g["renamed_from"],
+                json!({"path": "src/old_name.rs", "revision": first}),
+                "{g}"
+            );
+        }
+        // The text says it too, with the call that follows the lines on.
+        let summary = text(&r, 0);
+        assert!(
+            summary.contains("created the file")
+                && summary.contains("renamed it from src/old_name.rs"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!(
+                "call git_blame with {{\"path\":\"src/old_name.rs\",\"revision\":\"{first}\"}}"
+            )),
+            "{summary}"
+        );
+        let body = fenced(&r, "blame");
+        assert!(
+            body.contains("(created the file: renamed from src/old_name.rs): Reorganise"),
+            "{body}"
+        );
+        // Followed, the lines go to Ann's commit.
+        let old = ok(
+            &mut m,
+            "git_blame",
+            json!({"path": "src/old_name.rs", "revision": first}),
+        );
+        assert_eq!(per_line(&old), vec![first.clone(); 40], "{old}");
+        // A file the commit added fresh is created, from nowhere.
+        let gb = ok(&mut m, "git_blame", json!({"path": "src/fresh.rs"}));
+        assert_eq!(gb["groups"][0]["created_file"], true, "{gb}");
+        assert!(gb["groups"][0].get("renamed_from").is_none(), "{gb}");
+    }
+    // Lines an ordinary edit changed are that commit's own: the groups of a
+    // file the commit did not create say so.
+    fx.file(
+        "src/new_name.rs",
+        lines.replace("step_1() -> u32 { 1 }", "step_1() -> u32 { 100 }"),
+    );
+    at(
+        "Cy",
+        "2025-03-01T00:00:00Z",
+        &["commit", "-qam", "Tune step one"],
+    );
+    let mut m = start(&fx.root, Mode::InProcess);
+    let gb = ok(
+        &mut m,
+        "git_blame",
+        json!({"path": "src/new_name.rs", "end_line": 1}),
+    );
+    assert_eq!(gb["groups"][0]["created_file"], false, "{gb}");
+    assert!(gb["groups"][0].get("renamed_from").is_none(), "{gb}");
+}

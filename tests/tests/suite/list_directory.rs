@@ -174,7 +174,9 @@ fn a_directory_larger_than_one_read_is_listed_whole() {
         std::os::unix::fs::symlink("f", fx.root.join(format!("big/l_{long}_{i:04}"))).unwrap();
     }
     for mode in Mode::BOTH {
-        let opts = Options::new(mode).env("MOAT_SANDBOX__MAX_DIRECTORY_ENTRIES", "5000");
+        let opts = Options::new(mode)
+            .env("MOAT_SANDBOX__MAX_DIRECTORY_ENTRIES", "5000")
+            .env("MOAT_SANDBOX__MAX_ANSWER_CHARS", "400000");
         let mut m = Moat::connect(&fx.root, &opts, Era::Modern);
         let r = call_ok(&mut m, "list_directory", json!({"path": "big"}));
         let s = &r["structuredContent"];

@@ -33,6 +33,7 @@ mod limit_matrix; // one test per tool and limit: truncated, stopped_by, truthfu
 mod limits; // stdio line cap and resync, file bytes, lines read, directory entries
 mod list_directory; // order, hidden names, records, walked_by_search
 mod logs; // stderr: JSON lines, credentials in headers/methods/config redacted, bearer token never logged
+mod long_lines; // a line longer than an answer read in parts by column (read_file, git_show, git_blame), continuations that always move on, search and reference excerpts centred on the match with its column, never part of a redacted value; listings and messages within the budget
 mod metrics; // Prometheus /metrics on its own listener: exact counts after a mixed run, bounded labels, token, auth failures by reason, production refuses an open listener
 mod navigation; // find_files, directory_tree, file_outline, find_references: results, paging cursors, cuts, attacks
 mod noninterference; // pairs of workspaces that differ only in what the model must not see answer alike: git objects by id, message searches, secret-shaped refs, denied-only changes, name filters and paths, search work; names scored as content
@@ -55,6 +56,7 @@ mod structure; // the code's shape: no sibling import cycles, files of at most 8
 mod supervision; // crashed or hung workers: tool error, respawn, deadline, no zombies
 mod symbols; // find_symbol: parsed and pattern definitions, kinds, paths
 mod symlinks; // escaping and inside links, intermediate links, late links, swap races
+mod text_answers; // the text half carries the answer: qualified names, impl blocks with their methods, manifest declarations and workspace members, version control of a workspace below its repository's root
 mod timeouts; // ReDoS corpus, compile limits, deadlines, file cap on a huge tree
 mod tools_util; // helpers for the walking-tool files
 mod util;

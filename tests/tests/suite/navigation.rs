@@ -289,6 +289,7 @@ fn file_outline_names_kinds_as_the_language_does_with_ranges_and_parents() {
             ("Engine", "struct", "class", 1, 3, ""),
             ("Start", "trait", "class", 5, 7, ""),
             ("start", "method", "method", 6, 6, "Start"),
+            ("Engine", "impl", "none", 9, 13, ""),
             ("run", "method", "method", 10, 12, "Engine"),
             ("Mode", "enum", "class", 15, 15, ""),
             ("LIMIT", "const", "variable", 16, 16, ""),

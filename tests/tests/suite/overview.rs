@@ -146,7 +146,10 @@ fn the_summary_names_languages_and_manifests() {
     let r = ok_result(&mut m, "project_overview", json!({}));
     let s = text(&r, 0);
     assert!(s.contains("Languages: python (6 files, "), "{s}");
-    assert!(s.contains("Manifests: pyproject.toml."), "{s}");
+    assert!(
+        s.contains("Manifests: pyproject.toml (demo 1.2.3; requires-python >=3.12; dependencies: httpx, structlog)."),
+        "{s}"
+    );
     assert!(s.contains("Test files: 1."), "{s}");
     assert!(s.starts_with("11 files, "), "{s}");
     assert!(s.contains(" under demo-project/"), "{s}");

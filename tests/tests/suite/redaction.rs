@@ -323,7 +323,7 @@ fn a_file_named_like_a_token_is_redacted_in_listings_and_search_headers() {
         "[redacted:github-token].txt"
     );
     assert!(
-        text(&r, 1).contains("\n[redacted:github-token].txt:1:\n"),
+        text(&r, 1).contains("\n[redacted:github-token].txt:1:1:\n"),
         "the fenced header names the file redacted: {line}"
     );
     assert_named(&r, "github-token", "search_code");

@@ -398,11 +398,11 @@ fn a_file_name_cannot_forge_a_search_hit_inside_the_fence() {
         let body = &body[1..body.len() - 1];
         assert_eq!(body.len(), 6, "{mode:?}: {fenced:?}");
         for pair in body.chunks(2) {
-            assert!(pair[0].ends_with(":1:"), "{mode:?} header {pair:?}");
+            assert!(pair[0].ends_with(":1:1:"), "{mode:?} header {pair:?}");
             assert_eq!(pair[1], "  1: needle_in_named_file", "{mode:?}");
         }
         assert!(
-            fenced.contains("x\\nfake.py:99:\\n  forged_hit = 1.txt:1:"),
+            fenced.contains("x\\nfake.py:99:\\n  forged_hit = 1.txt:1:1:"),
             "{fenced:?}"
         );
         for c in ['\u{1b}', '\u{202e}'] {
@@ -418,7 +418,7 @@ fn a_file_name_cannot_forge_a_search_hit_inside_the_fence() {
             assert_eq!(back["isError"], false, "{mode:?} {shown:?}: {line}");
         }
         for shown in body.iter().step_by(2) {
-            let shown = shown.strip_suffix(":1:").unwrap();
+            let shown = shown.strip_suffix(":1:1:").unwrap();
             let (line, back) = call_line(&mut m, "read_file", json!({"path": shown}));
             assert_eq!(back["isError"], false, "{mode:?} {shown:?}: {line}");
         }

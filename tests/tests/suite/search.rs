@@ -30,7 +30,7 @@ fn literal_match_at_core_line_6_in_both_modes() {
         assert_eq!(sc["timed_out"], false);
         let body = fenced(&r, "search-results");
         assert!(
-            body.contains("src/demo/core.py:6:\n  6: class Engine:"),
+            body.contains("src/demo/core.py:6:1:\n  6: class Engine:"),
             "{body}"
         );
         assert!(
@@ -220,7 +220,9 @@ fn context_lines_surround_the_match() {
     );
     let body = fenced(&r, "search-results");
     assert!(
-        body.contains("src/demo/core.py:6:\n  4-\n  5-\n  6: class Engine:\n  7-     def __init__"),
+        body.contains(
+            "src/demo/core.py:6:1:\n  4-\n  5-\n  6: class Engine:\n  7-     def __init__"
+        ),
         "{body}"
     );
     // Context stops at the file's edges.
@@ -708,7 +710,7 @@ fn wide_matches_are_cut_by_the_result_byte_cap() {
     assert!(body.len() < 20_000, "{}", body.len());
     // Each line is cut to 400 characters, and the word the cut ran through
     // is dropped (it could be the start of a credential no rule recognises
-    // once cut).
+    // once cut); an ellipsis marks the cut side.
     let fx2 = Fixture::new();
     fx2.file(
         "one.txt",
@@ -717,7 +719,7 @@ fn wide_matches_are_cut_by_the_result_byte_cap() {
     let mut m = start(&fx2.root, Mode::Confined);
     let sc = ok(&mut m, "search_code", json!({"pattern": "needle"}));
     let text = sc["matches"][0]["text"].as_str().unwrap();
-    assert_eq!(text, format!("needle {} ", "y".repeat(300)), "{sc}");
+    assert_eq!(text, format!("needle {} …", "y".repeat(300)), "{sc}");
 }
 
 #[test]

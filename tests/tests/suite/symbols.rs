@@ -29,7 +29,7 @@ fn a_class_is_parsed_at_line_6_in_both_modes() {
         assert_eq!(fs["kind"], "any");
         let body = fenced(&r, "symbol-definitions");
         assert!(
-            body.contains("src/demo/core.py:6  [class, parsed]  class Engine"),
+            body.contains("src/demo/core.py:6  Engine  [class, parsed]  class Engine"),
             "{body}"
         );
     }
@@ -231,7 +231,7 @@ fn each_definition_is_named_as_its_language_names_it() {
         assert_eq!(seen, want, "{mode:?}: {fs}");
         let body = fenced(&r, "symbol-definitions");
         assert!(
-            body.contains("src/lib.rs:1  [struct, parsed]  pub struct Limits"),
+            body.contains("src/lib.rs:1  Limits  [struct, parsed]  pub struct Limits"),
             "{mode:?}: {body}"
         );
     }

@@ -175,7 +175,9 @@ pub fn check_deadline(deadline: &Deadline) -> Result<(), WireError> {
 
 /// Check and open the repository at the workspace root.
 pub fn open(ws: &Workspace, tool: GitTool, deadline: &Deadline) -> Result<Repo, WireError> {
-    let dirs = safety::check(ws, deadline)?.ok_or(WireError::NotARepository)?;
+    let dirs = safety::check(ws, deadline)?.ok_or(WireError::NotARepository {
+        repository_above: ws.inside_repository(),
+    })?;
     let path = ws.root().join(&dirs.git_dir);
     // Isolated: the repository's own configuration only (no system, global,
     // user or environment configuration, no includes). Trust is given, not

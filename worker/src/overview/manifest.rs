@@ -7,11 +7,13 @@
 //! | File | Declares |
 //! |---|---|
 //! | `pyproject.toml` | `[project]` `name`, `version`, `requires-python`, and the names in `dependencies` (each requirement cut at the first of `< > = ! ~ [ ; ( @`, space or tab; empties dropped; sorted, de-duplicated) |
-//! | `package.json` | `name`, `version`, the keys of `dependencies` and of `scripts`, sorted |
-//! | `Cargo.toml` | `[package]` `name` and `version`, the keys of `[dependencies]`, sorted |
+//! | `package.json` | `name`, `version`, the keys of `dependencies` and of `scripts`, sorted; the `workspaces` patterns (a list, or `{packages: [...]}`) |
+//! | `Cargo.toml` | `[package]` `name` and `version`, the keys of `[dependencies]`, sorted; the `[workspace] members` patterns |
 //! | `go.mod` | the `module` path, the `go` version, and every required module path, sorted and de-duplicated |
 //!
 //! The other [`MANIFESTS`] are listed by the overview but declare nothing.
+//! Workspace member patterns are given as written; the overview resolves
+//! them to the member directories its walk found ([`resolve_members`]).
 //!
 //! A value of the wrong type (`name = 5`, a `dependencies` string) is treated
 //! as absent, not as an error; text that does not parse gives
@@ -137,12 +139,54 @@ fn package_json(content: &str) -> Declares {
         keys.sort();
         keys
     };
+    // `"workspaces": ["packages/*"]`, or Yarn's `{"packages": [...]}`.
+    let workspaces = match object.get("workspaces") {
+        Some(serde_json::Value::Object(o)) => o.get("packages"),
+        other => other,
+    };
     Declares::PackageJson {
         name: string("name"),
         version: string("version"),
         dependencies: keys("dependencies"),
         scripts: keys("scripts"),
+        workspaces: workspaces
+            .and_then(serde_json::Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
+}
+
+/// The member directories `patterns` name (relative to the manifest's
+/// directory, globs allowed, a leading `./` ignored), among `dirs` (the
+/// directories holding a manifest of the same kind, relative to the same
+/// directory): each pattern's matches, or the pattern itself when it is
+/// no glob or matches none; sorted and de-duplicated.
+#[must_use]
+pub fn resolve_members(patterns: &[String], dirs: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for pattern in patterns {
+        let pattern = pattern.trim_start_matches("./").trim_end_matches('/');
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map(|g| g.compile_matcher());
+        let before = out.len();
+        if let Ok(glob) = glob {
+            out.extend(dirs.iter().filter(|d| glob.is_match(d.as_str())).cloned());
+        }
+        if out.len() == before && !pattern.is_empty() {
+            out.push(pattern.to_owned());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn cargo(content: &str) -> Declares {
@@ -164,10 +208,23 @@ fn cargo(content: &str) -> Declares {
         .map(|table| table.keys().cloned().collect())
         .unwrap_or_default();
     dependencies.sort();
+    let workspace_members = document
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
     Declares::Cargo {
         name: field("name"),
         version: field("version"),
         dependencies,
+        workspace_members,
     }
 }
 
@@ -381,6 +438,7 @@ mod tests {
                 version: Some("2.0.0".into()),
                 dependencies: strings(&["next", "react"]),
                 scripts: strings(&["build", "dev"]),
+                workspaces: vec![],
             })
         );
     }
@@ -411,7 +469,8 @@ mod tests {
                 name: None,
                 version: None,
                 dependencies: vec![],
-                scripts: vec![]
+                scripts: vec![],
+                workspaces: vec![],
             })
         );
     }
@@ -425,6 +484,7 @@ mod tests {
                 name: Some("crate".into()),
                 version: Some("0.1.0".into()),
                 dependencies: strings(&["serde", "tokio"]),
+                workspace_members: vec![],
             })
         );
     }
@@ -437,9 +497,42 @@ mod tests {
             Some(Declares::Cargo {
                 name: Some("moat-worker".into()),
                 version: None,
-                dependencies: strings(&["regex"])
+                dependencies: strings(&["regex"]),
+                workspace_members: vec![],
             })
         );
+    }
+
+    #[test]
+    fn workspace_members_are_declared_and_resolved() {
+        let Some(Declares::Cargo {
+            workspace_members, ..
+        }) = declares(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"crates/*\", \"./tools/x/\", \"gone\"]\n",
+        )
+        else {
+            panic!("not a Cargo summary");
+        };
+        assert_eq!(
+            workspace_members,
+            strings(&["crates/*", "./tools/x/", "gone"])
+        );
+        let dirs = strings(&["crates/a", "crates/b", "crates/a/nested", "tools/x"]);
+        assert_eq!(
+            resolve_members(&workspace_members, &dirs),
+            strings(&["crates/a", "crates/b", "gone", "tools/x"])
+        );
+        for text in [
+            r#"{"workspaces": ["packages/*"]}"#,
+            r#"{"workspaces": {"packages": ["packages/*"]}}"#,
+        ] {
+            let Some(Declares::PackageJson { workspaces, .. }) = declares("package.json", text)
+            else {
+                panic!("not a package.json summary");
+            };
+            assert_eq!(workspaces, strings(&["packages/*"]), "{text}");
+        }
     }
 
     #[test]

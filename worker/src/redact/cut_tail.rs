@@ -14,6 +14,14 @@ const WORD_ENDS: [char; 14] = [
     '"', '\'', '`', ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '|',
 ];
 
+/// Whether `c` ends a credential: whitespace or one of
+/// `` "'`,;()[]{}<>| ``. A text cut at a limit keeps what lies beyond the
+/// last such character on its cut side, never the word the cut ran through.
+#[must_use]
+pub fn ends_a_word(c: char) -> bool {
+    c.is_whitespace() || WORD_ENDS.contains(&c)
+}
+
 /// For text that may have been cut at `limit` characters: when it has
 /// `limit` characters or more, drops the trailing word (everything after the
 /// last whitespace or one of `` "'`,;()[]{}<>| ``, which end every shape but

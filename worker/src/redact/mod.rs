@@ -116,7 +116,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 pub use credential_fields::is_credential_field;
-pub use cut_tail::drop_cut_tail;
+pub use cut_tail::{drop_cut_tail, ends_a_word};
 pub use prefilter::AnchorHits;
 pub use report::RedactionReport;
 

@@ -442,6 +442,9 @@ pub struct OutlineEntry {
     pub kind: &'static str,
     /// 1-based last line (the first line when the method cannot tell).
     pub end_line: u64,
+    /// A group of definitions rather than one (a Rust `impl` block): no
+    /// `find_symbol` kind counts it.
+    pub group: bool,
 }
 
 /// A file's outline.
@@ -489,6 +492,7 @@ pub fn outline(
                     .map(|(definition, extent)| {
                         let (definition, kind) = named(definition, &extent, source);
                         OutlineEntry {
+                            group: extent.node_kind == "impl_item",
                             kind,
                             end_line: extent.end_line.max(definition.line),
                             definition: partially(definition, partial),
@@ -517,6 +521,7 @@ pub fn outline(
                 kind,
                 end_line: definition.line,
                 definition,
+                group: false,
             }
         })
         .collect();
@@ -579,6 +584,7 @@ fn language_kind(
         "enum_item" | "enum_specifier" | "enum_declaration" => Some("enum"),
         "union_item" | "union_specifier" => Some("union"),
         "trait_item" => Some("trait"),
+        "impl_item" => Some("impl"),
         "class_definition" | "class_declaration" | "class_specifier" | "class" => Some("class"),
         "abstract_class_declaration" => Some("abstract class"),
         "interface_declaration" => Some("interface"),

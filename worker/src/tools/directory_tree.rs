@@ -7,7 +7,8 @@
 //! Generated trees that walks skip (`node_modules`, `target`,
 //! ...) are shown but not expanded.
 //!
-//! Directories are listed breadth first, so an entry cap keeps the shallow
+//! Directories are listed breadth first, so an entry cap (or the answer
+//! budget, which ends a page where its text would pass it) keeps the shallow
 //! levels whole and cuts the deep ones; the answer is then given in
 //! pre-order (a parent before its children; directories first, then files,
 //! each group by lower-cased name). A directory that is not expanded (depth
@@ -32,6 +33,7 @@ use crate::fs::Workspace;
 use crate::fs::containment::{self, ContainedPath};
 use crate::fs::listing::{self, PassedOver};
 use crate::fs::{open, skiplist};
+use crate::tools::list_directory::ENTRY_CHARS;
 
 struct Node {
     entry: TreeEntry,
@@ -60,6 +62,10 @@ pub fn run(
     let mut met: u64 = 0;
     let mut cut: Option<Limit> = None;
     let mut depth_cut = false;
+    // The page's text so far: an entry costs its name, its indent and its
+    // line's words; a page holds at least one.
+    let budget = ws.limits().answer_bytes();
+    let mut used = 0usize;
     let mut pending = Some(top_raw);
     queue.push_back((top.clone(), None, String::new(), 1));
     while let Some((dir, parent, from_top, level)) = queue.pop_front() {
@@ -96,6 +102,18 @@ pub fn run(
                     queue.push_back((child, None, path, level + 1));
                 }
                 continue;
+            }
+            // Names as the answer shows them: where a page ends tells nothing
+            // of what a placeholder hides.
+            used += ws.shown(&name).len() + 2 * usize::from(level) + ENTRY_CHARS;
+            if parent.is_none() && args.skip > 0 {
+                // A later page names the entry's directory on a line of its
+                // own.
+                used += ws.shown(&from_top).len() + ENTRY_CHARS;
+            }
+            if used > budget && !nodes.is_empty() {
+                cut = Some(Limit::Bytes);
+                break;
             }
             let index = nodes.len();
             let child_path = expand.then(|| joined(&from_top, &name));

@@ -72,6 +72,7 @@ pub fn run(
                 .map(|p| p.trim_end_matches('.').to_owned())
                 .unwrap_or_default();
             OutlineItem {
+                group: e.group,
                 kind: e.kind.to_owned(),
                 symbol_kind: d.kind,
                 line: d.line,

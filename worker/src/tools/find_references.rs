@@ -12,6 +12,8 @@
 //! * Sorted by path, line and column over the whole walk, so the pages of
 //!   one query neither repeat nor skip; a walk cut by the file cap or the
 //!   deadline is reported with that cut and offers no further page.
+//! * Each reference shows its line; a line over 400 characters is cut to an
+//!   excerpt centred on the reference, `…` on each cut side.
 //!
 //! # Redaction, and why this is no oracle
 //!
@@ -275,7 +277,13 @@ pub fn run(
                 .and_then(|l| lines.get(l))
                 .map(|l| l.strip_suffix('\r').unwrap_or(l))
                 .unwrap_or("");
-            let shown: String = shown.chars().take(SEARCH_LINE_CHARS).collect();
+            // The reference's bytes in its line, from its column.
+            let at = usize::try_from(column - 1)
+                .ok()
+                .and_then(|c| shown.char_indices().nth(c))
+                .map(|(i, _)| i);
+            let shown =
+                sources::excerpt(shown, at.map(|at| at..at + ident.len()), SEARCH_LINE_CHARS).text;
             let cost = rel.len() + shown.len() + 32;
             if !references.is_empty() && bytes + cost > byte_cap {
                 cut = Some(Limit::Bytes);

@@ -14,7 +14,11 @@
 //! version (unchanged in their diff) passes to that parent, parents taken
 //! in order; what no parent has is attributed to the commit. A file is
 //! followed by its path only: the lines of a renamed file are attributed
-//! to the commit that renamed it.
+//! to the commit that renamed it. So that such lines are not taken for
+//! that commit's own, a group whose commit created the file at this path
+//! (no parent has the path) says so, with the path it was renamed from when
+//! git's rename detection pairs it with a file of the first parent, and
+//! that parent: blaming that path there follows the lines further back.
 //!
 //! The walk is bounded by [`MAX_BLAME_COMMITS`] commits and by most of the
 //! request's time budget; if either stops it, the lines not yet attributed
@@ -27,14 +31,16 @@
 //! denylist), so a denied file is refused with the same `denied_path`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::revision::plumbing::Spec;
 use imara_diff::{Algorithm, Diff, InternedInput};
 use moat_protocol::limits::{BINARY_SNIFF_BYTES, MAX_BLAME_COMMITS, MAX_BLAME_LINES};
 use moat_protocol::request::GitBlameArgs;
-use moat_protocol::response::{BlameGroup, Commit, GitBlameOutput, Limit, ToolOutput};
+use moat_protocol::response::{
+    BlameGroup, Commit, Created, GitBlameOutput, Limit, LineCut, ToolOutput,
+};
 use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
 
 use crate::deadline::Deadline;
@@ -42,6 +48,7 @@ use crate::fs::Workspace;
 use crate::git::{self, Repo};
 use crate::redact::RedactionReport;
 use crate::sources;
+use crate::tools::git_diff;
 
 const TREE: u32 = 0o040000;
 const GITLINK: u32 = 0o160000;
@@ -110,6 +117,7 @@ pub fn run(
         groups: Vec::new(),
         commits_walked: 0,
         truncation,
+        line_cut: None,
         redaction: Default::default(),
     };
     if total == 0 && first == 1 && wanted_end >= first {
@@ -137,7 +145,12 @@ pub fn run(
         reason = "line numbers of a blob of at most max_file_bytes"
     )]
     let (lo, n) = ((first - 1) as u32, (end - first + 1) as u32);
-    let (origins, walked, stopped) = walk(
+    let Walked {
+        origins,
+        walked,
+        stopped,
+        created,
+    } = walk(
         &repo,
         path.rel(),
         ws.limits().max_file_bytes,
@@ -166,6 +179,8 @@ pub fn run(
     let width = end.to_string().len() + 3;
     let mut used = 0usize;
     let mut end = end;
+    let mut line_cut = None;
+    let mut creations: HashMap<ObjectId, Created> = HashMap::new();
     for (i, origin) in origins.iter().enumerate() {
         let line_no = first + i as u64;
         let mut line = lines
@@ -176,17 +191,28 @@ pub fn run(
         let cost = line.len() + width + if starts_group { GROUP_COST } else { 0 };
         if i > 0 && used + cost > budget {
             end = line_no - 1;
-            truncation = Some(truncation.unwrap_or(Limit::Lines));
+            truncation = Some(truncation.unwrap_or(Limit::Bytes));
             break;
         }
         used += cost;
-        if line.len() > budget {
-            let mut cut = budget;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
+        // Only the first line can be over the budget alone: as much of it
+        // as fits, and the answer says where the rest is read.
+        let room = budget.saturating_sub(width + GROUP_COST).max(1);
+        let cut_here = line.len() > room && line.chars().nth(room).is_some();
+        if cut_here {
+            let columns = line.chars().count() as u64;
+            if let Some((at, _)) = line.char_indices().nth(room) {
+                line.truncate(at);
             }
-            line.truncate(cut);
-            line.push_str(" …");
+            line_cut = Some(LineCut {
+                line: line_no,
+                shown: room as u64,
+                columns,
+            });
+            end = line_no;
+            if matches!(truncation, None | Some(Limit::Lines)) {
+                truncation = Some(Limit::Bytes);
+            }
         }
         let source = u64::from(origin.at) + 1;
         if let Some(g) = groups.last_mut()
@@ -196,6 +222,9 @@ pub fn run(
         {
             g.end_line = line_no;
             g.lines.push(line);
+            if cut_here {
+                break;
+            }
             continue;
         }
         last = Some(origin.commit);
@@ -207,6 +236,18 @@ pub fn run(
                 c
             }
         };
+        let created_file = if origin.boundary || !created.contains(&origin.commit) {
+            None
+        } else {
+            Some(
+                creations
+                    .entry(origin.commit)
+                    .or_insert_with(|| {
+                        creation(ws, &repo, origin.commit, path.tree_rel(), deadline)
+                    })
+                    .clone(),
+            )
+        };
         groups.push(BlameGroup {
             commit,
             start_line: line_no,
@@ -214,16 +255,48 @@ pub fn run(
             source_line: source,
             boundary: origin.boundary,
             lines: vec![line],
+            created_file,
         });
+        if cut_here {
+            break;
+        }
     }
     Ok(ToolOutput::GitBlame(GitBlameOutput {
         start_line: first,
         end_line: end,
         groups,
         commits_walked: walked,
+        line_cut,
         redaction: sources::counts(&report),
         ..empty(truncation)
     }))
+}
+
+/// How `id`, which no parent's tree has `path` in, created the file: the
+/// path its first parent had it at when git's rename detection pairs the
+/// two. Finding that is a diff of the whole commit, so it gets a part of
+/// what is left of the time budget; past it (or on any failure) the
+/// answer says only that the commit created the file.
+fn creation(ws: &Workspace, repo: &Repo, id: ObjectId, path: &str, deadline: &Deadline) -> Created {
+    let mut created = Created {
+        renamed_from: None,
+        parent: None,
+    };
+    let Ok(info) = repo.commit(id) else {
+        return created;
+    };
+    let Some(parent) = info.parents.first().copied() else {
+        return created;
+    };
+    created.parent = Some(parent.to_hex().to_string());
+    let soft = deadline.within(deadline.remaining().mul_f64(0.3));
+    let found = repo.commit(parent).and_then(|p| {
+        let old = repo.flatten(p.tree, "", &soft)?;
+        let new = repo.flatten(info.tree, "", &soft)?;
+        git_diff::renamed_from(ws, repo, (&old, new), path, &soft)
+    });
+    created.renamed_from = found.ok().flatten();
+    created
 }
 
 /// What a group's header line costs in the answer's text (commit, date,
@@ -265,9 +338,20 @@ fn blob_at(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, 
         .map(|e| e.id))
 }
 
+/// What the walk found: an origin per line, the commits looked at, the
+/// limit that stopped it (if one did), and the commits that kept lines
+/// because no parent has the path (they created the file).
+struct Walked {
+    origins: Vec<Origin>,
+    walked: u64,
+    stopped: Option<Limit>,
+    created: HashSet<ObjectId>,
+}
+
 /// Attribute `span` of `blob` (the version of `path` in `start`): one
-/// origin per line, the commits looked at, and the limit that stopped the
-/// walk, if one did. Blobs are read at most `cap` bytes each.
+/// origin per line, the commits looked at, the limit that stopped the walk
+/// (if one did), and the commits that created the file. Blobs are read at
+/// most `cap` bytes each.
 fn walk(
     repo: &Repo,
     path: &str,
@@ -275,7 +359,7 @@ fn walk(
     (start, blob): (ObjectId, ObjectId),
     span: Span,
     deadline: &Deadline,
-) -> Result<(Vec<Origin>, u64, Option<Limit>), WireError> {
+) -> Result<Walked, WireError> {
     let mut origins: Vec<Option<Origin>> = vec![None; span.len as usize];
     let base = span.orig;
     let assign = |origins: &mut Vec<Option<Origin>>, commit, s: &Span, boundary| {
@@ -305,6 +389,8 @@ fn walk(
     );
     let mut walked = 0u64;
     let mut stopped = None;
+    // Commits that kept lines because no parent has the path.
+    let mut created = HashSet::new();
     while let Some((_, _, id)) = queue.pop() {
         if walked >= MAX_BLAME_COMMITS {
             stopped = Some(Limit::Commits);
@@ -322,6 +408,7 @@ fn walk(
         let info = repo.commit(id)?;
         let mut spans = suspect.spans;
         let mut ours: Option<Vec<u8>> = None;
+        let mut in_a_parent = false;
         for parent in &info.parents {
             if spans.is_empty() {
                 break;
@@ -330,6 +417,7 @@ fn walk(
             let Some(pblob) = blob_at(repo, pinfo.tree, path)? else {
                 continue;
             };
+            in_a_parent = true;
             let passed = if pblob == suspect.blob {
                 std::mem::take(&mut spans)
             } else {
@@ -355,6 +443,9 @@ fn walk(
             });
             entry.spans.extend(passed);
         }
+        if !spans.is_empty() && !in_a_parent {
+            created.insert(id);
+        }
         for s in &spans {
             assign(&mut origins, id, s, false);
         }
@@ -376,7 +467,12 @@ fn walk(
             })
         })
         .collect();
-    Ok((origins, walked, stopped))
+    Ok(Walked {
+        origins,
+        walked,
+        stopped,
+        created,
+    })
 }
 
 /// The runs of lines `old` and `new` share, as `(new_start, old_start,

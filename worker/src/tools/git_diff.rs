@@ -375,6 +375,24 @@ fn pair_renames(
     Ok(out)
 }
 
+/// The path `path` was renamed from in the change from `old` to `new`, if
+/// it was: git's default rename detection over the change as every diff
+/// sees it (denied paths left out, each side redacted).
+pub(crate) fn renamed_from(
+    ws: &Workspace,
+    repo: &Repo,
+    (old, new): (&Entries, Entries),
+    path: &str,
+    deadline: &Deadline,
+) -> Result<Option<String>, WireError> {
+    let (new, mut out) = (New::Objects(new), Output::default());
+    let changes = compare(ws, repo, old, &new, &mut out, deadline)?;
+    Ok(pair_renames(ws, repo, changes, deadline)?
+        .into_iter()
+        .find(|c| c.score.is_some() && c.new_path == path)
+        .map(|c| c.old_path))
+}
+
 /// `git_status`'s staged list with renames paired as `git_diff --staged`
 /// pairs them: each deleted and added path that [`pair_renames`] makes one
 /// rename becomes one `R` entry at the new path, with its old path.

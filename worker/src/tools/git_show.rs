@@ -14,14 +14,14 @@
 //! `denied_path`), looked up in the commit's tree, sized by its header
 //! before it is inflated (at most `max_file_bytes`), refused when binary
 //! (a NUL in its first 8 KiB), and redacted as a whole blob before its line
-//! range is cut (`read_file`'s line rule and line cap). Nothing is read
-//! from the work tree.
+//! and column range is cut (`read_file`'s line rule, line cap, columns and
+//! answer budget). Nothing is read from the work tree.
 
 use moat_protocol::limits;
 use moat_protocol::limits::BINARY_SNIFF_BYTES;
 use moat_protocol::request::GitShowArgs;
 use moat_protocol::response::{
-    Commit, GitShowOutput, Limit, Shown, ShownCommit, ShownFile, ToolOutput,
+    Columns, Commit, GitShowOutput, Limit, Shown, ShownCommit, ShownFile, ToolOutput,
 };
 use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
 
@@ -33,7 +33,7 @@ use crate::git::{self, Entries, Repo};
 use crate::redact::RedactionReport;
 use crate::sources;
 use crate::tools::git_diff;
-use crate::tools::read_file::split_lines;
+use crate::tools::read_file::{select, split_lines};
 
 const TREE: u32 = 0o040000;
 const GITLINK: u32 = 0o160000;
@@ -105,6 +105,15 @@ fn show_commit(
         None => Entries::new(),
     };
     let new = repo.flatten(info.tree, "", deadline)?;
+    // A message longer than half the answer keeps its start: the rest of
+    // the answer is the change's.
+    let mut message = message;
+    let half = ws.limits().answer_bytes() / 2;
+    let mut message_chars = None;
+    if let Some((at, _)) = message.char_indices().nth(half) {
+        message_chars = Some(message.chars().count() as u64);
+        message.truncate(at);
+    }
     let budget = ws.limits().git_bytes().saturating_sub(message.len());
     let d = git_diff::commit_diff(
         ws,
@@ -122,10 +131,11 @@ fn show_commit(
     } else {
         format!("{}\n{}", d.stat, d.diff)
     };
-    let truncation = d.truncated.then_some(Limit::Bytes);
+    let truncation = (d.truncated || message_chars.is_some()).then_some(Limit::Bytes);
     Ok((
         Shown::Commit(ShownCommit {
             message,
+            message_chars,
             text,
             stat_only: args.stat_only,
             files_changed: d.files,
@@ -167,8 +177,11 @@ fn show_file(
     let lines = split_lines(&text);
     let total = lines.len() as u64;
     let start = args.start_line.unwrap_or(1).max(1);
-    let requested_end = args.end_line.unwrap_or(total.max(start));
-    if total == 0 && start == 1 && requested_end >= start {
+    let start_column = args.start_column.unwrap_or(1).max(1);
+    // An end column alone ends the first line (`read_file`'s rule).
+    let end_line = args.end_line.or(args.end_column.map(|_| start));
+    let requested_end = end_line.unwrap_or(total.max(start));
+    if total == 0 && start == 1 && requested_end >= start && start_column == 1 {
         return Ok((
             Shown::File(ShownFile {
                 path: path.display().to_owned(),
@@ -176,6 +189,7 @@ fn show_file(
                 total_lines: 0,
                 start_line: 0,
                 end_line: 0,
+                columns: Columns::default(),
                 text: String::new(),
             }),
             None,
@@ -193,32 +207,28 @@ fn show_file(
             end: requested_end,
         }));
     }
-    let budget_end = start
-        .saturating_add(u64::from(ws.limits().max_read_lines))
-        .saturating_sub(1);
-    let end = super::read_file::fit_budget(
+    let selection = select::select(
         &lines,
-        start,
-        requested_end.min(total).min(budget_end),
-        ws.limits().answer_bytes(),
-    );
-    let cut = end < requested_end.min(total);
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "end <= total, which counts a Vec"
-    )]
-    let selected = lines
-        .get((start - 1) as usize..end as usize)
-        .unwrap_or_default();
+        1,
+        &select::Range {
+            start_line: start,
+            start_column,
+            end_line: requested_end.min(total),
+            end_column: args.end_column,
+            max_lines: u64::from(ws.limits().max_read_lines),
+            budget: ws.limits().answer_bytes(),
+        },
+    )?;
     Ok((
         Shown::File(ShownFile {
             path: path.display().to_owned(),
             size_bytes: bytes.len() as u64,
             total_lines: total,
             start_line: start,
-            end_line: end,
-            text: selected.join("\n"),
+            end_line: selection.end_line,
+            columns: selection.columns,
+            text: selection.text,
         }),
-        cut.then_some(Limit::Lines),
+        selection.cut,
     ))
 }

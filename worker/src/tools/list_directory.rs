@@ -12,6 +12,10 @@ use crate::fs::Workspace;
 use crate::fs::listing::{self, PassedOver};
 use crate::fs::{containment, open, skiplist};
 
+/// What one entry's line adds to its name in the answer's text, at most
+/// (`file  `, the size in bytes, the line break).
+pub(crate) const ENTRY_CHARS: usize = 40;
+
 /// Run `list_directory`.
 pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireError> {
     let path = containment::resolve(ws, &args.path)?;
@@ -27,16 +31,33 @@ pub fn run(ws: &Workspace, args: &ListDirectoryArgs) -> Result<ToolOutput, WireE
         symlinks_skipped: passed.symlinks,
         special_skipped: passed.special,
         truncated: false,
+        cut_by_bytes: false,
     };
     // A later page lists the same sorted entries and skips those earlier
-    // pages showed.
+    // pages showed; a page ends at the entry cap or where its text would pass
+    // the answer budget (each entry costs its name and its line's words), and
+    // holds at least one entry.
     let cap = ws.limits().max_directory_entries as usize;
+    let budget = ws.limits().answer_bytes();
     let skip = usize::try_from(args.skip).unwrap_or(usize::MAX);
-    out.truncated = shown.len().saturating_sub(skip) > cap;
+    let left = shown.len().saturating_sub(skip);
+    let mut used = 0usize;
+    let mut taken = 0usize;
+    for s in shown.iter().skip(skip).take(cap) {
+        // The name as the answer shows it: where a page ends tells nothing
+        // of what a placeholder hides.
+        used += ws.shown(&s.name).len() + ENTRY_CHARS;
+        if used > budget && taken > 0 {
+            out.cut_by_bytes = true;
+            break;
+        }
+        taken += 1;
+    }
+    out.truncated = left > taken;
     out.entries = shown
         .into_iter()
         .skip(skip)
-        .take(cap)
+        .take(taken)
         .map(|s| {
             let child = path.child(&s.name);
             DirEntry {

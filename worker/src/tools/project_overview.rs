@@ -1,5 +1,7 @@
 //! `project_overview`: languages, manifests, entry points, tests, the largest
-//! files and version control, measured in one parallel walk.
+//! files and version control, measured in one parallel walk. The walk also
+//! notes which directories hold a `Cargo.toml` or a `package.json`, so a
+//! workspace manifest's member patterns are answered with the members.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -7,7 +9,7 @@ use std::sync::Mutex;
 use moat_protocol::limits::OVERVIEW_MAX_FILE_BYTES;
 use moat_protocol::request::ProjectOverviewArgs;
 use moat_protocol::response::{
-    LanguageStat, Limit, Manifest, ProjectOverviewOutput, SizedPath, ToolOutput,
+    Declares, LanguageStat, Limit, Manifest, ProjectOverviewOutput, SizedPath, ToolOutput,
 };
 use moat_protocol::wire_error::{Missing, WireError};
 
@@ -29,7 +31,15 @@ struct Acc {
     entry_points: Vec<String>,
     test_files: u64,
     largest: Vec<(u64, String)>,
+    /// Directories below the surveyed one holding a `Cargo.toml` or a
+    /// `package.json` (relative to it): the candidates for workspace members.
+    cargo_dirs: Vec<String>,
+    package_dirs: Vec<String>,
 }
+
+/// Most manifest directories remembered per kind (workspace members are
+/// resolved among them).
+const MEMBER_DIRS: usize = 10_000;
 
 /// Run `project_overview`.
 pub fn run(
@@ -44,6 +54,7 @@ pub fn run(
         Err(_) => return Err(WireError::NotFound(Missing::Directory)),
     }
     let acc = Mutex::new(Acc::default());
+    let base = start.rel();
     let opts = walk::Options {
         respect_gitignore: args.respect_gitignore,
         include_generated: args.include_generated,
@@ -64,6 +75,31 @@ pub fn run(
             let test = classify::is_test_file(found.rel);
             let entry = lang.is_some() && classify::is_entry_point(found.name);
             let Ok(mut a) = acc.lock() else { return false };
+            // A manifest below the surveyed directory: its directory, relative
+            // to the surveyed one.
+            let member_dir = found
+                .rel
+                .strip_suffix(found.name)
+                .map(|d| d.trim_end_matches('/'))
+                .and_then(|d| {
+                    if base.is_empty() {
+                        Some(d)
+                    } else {
+                        d.strip_prefix(base)
+                    }
+                })
+                .map(|d| d.trim_start_matches('/'))
+                .filter(|d| !d.is_empty());
+            if let Some(dir) = member_dir {
+                let dirs = match found.name {
+                    "Cargo.toml" => Some(&mut a.cargo_dirs),
+                    "package.json" => Some(&mut a.package_dirs),
+                    _ => None,
+                };
+                if let Some(dirs) = dirs.filter(|d| d.len() < MEMBER_DIRS) {
+                    dirs.push(dir.to_owned());
+                }
+            }
             a.total_files += 1;
             a.total_bytes += size;
             if test {
@@ -88,6 +124,8 @@ pub fn run(
         }
     });
     let mut a = acc.into_inner().unwrap_or_default();
+    a.cargo_dirs.sort();
+    a.package_dirs.sort();
     let mut languages: Vec<LanguageStat> = a
         .languages
         .into_iter()
@@ -132,6 +170,7 @@ pub fn run(
                     );
                     manifest::declares(name, &text)
                 })
+                .map(|d| resolved(d, &a.cargo_dirs, &a.package_dirs))
         } else {
             None
         };
@@ -141,6 +180,10 @@ pub fn run(
         });
     }
     let git = open::stat_rel(ws, ".git").is_ok();
+    // A workspace that is a subdirectory of a repository is under version
+    // control too (the broker looked above the root before the worker was
+    // confined to it); the git tools read a repository only at the root.
+    let above = !git && ws.inside_repository();
     Ok(ToolOutput::ProjectOverview(ProjectOverviewOutput {
         path: start.display().to_owned(),
         total_files: a.total_files,
@@ -154,7 +197,8 @@ pub fn run(
             .into_iter()
             .map(|(size_bytes, path)| SizedPath { path, size_bytes })
             .collect(),
-        version_control: if git { "git" } else { "none" }.to_owned(),
+        version_control: if git || above { "git" } else { "none" }.to_owned(),
+        repository_above: above,
         timed_out: summary.timed_out,
         skipped_reasons: summary.skipped,
         stopped_by: [
@@ -166,4 +210,36 @@ pub fn run(
         .collect(),
         redaction: sources::counts(&report),
     }))
+}
+
+/// `declares` with its workspace member patterns resolved to the member
+/// directories the walk found.
+fn resolved(declares: Declares, cargo_dirs: &[String], package_dirs: &[String]) -> Declares {
+    match declares {
+        Declares::Cargo {
+            name,
+            version,
+            dependencies,
+            workspace_members,
+        } => Declares::Cargo {
+            name,
+            version,
+            dependencies,
+            workspace_members: manifest::resolve_members(&workspace_members, cargo_dirs),
+        },
+        Declares::PackageJson {
+            name,
+            version,
+            dependencies,
+            scripts,
+            workspaces,
+        } => Declares::PackageJson {
+            name,
+            version,
+            dependencies,
+            scripts,
+            workspaces: manifest::resolve_members(&workspaces, package_dirs),
+        },
+        other => other,
+    }
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use moat_protocol::request::ReadFileArgs;
-use moat_protocol::response::{Limit, ReadFileOutput, RedactionCounts, ToolOutput};
+use moat_protocol::response::{Columns, ReadFileOutput, RedactionCounts, ToolOutput};
 use moat_protocol::wire_error::{Missing, TooLarge, Unsupported, WireError};
 
 use crate::deadline::Deadline;
@@ -26,6 +26,8 @@ use crate::sources;
 // one with the same context window.
 mod large;
 pub(super) use large::{Before, CONTEXT_BYTES};
+// Which lines and columns one answer holds.
+pub(crate) mod select;
 
 /// Run `read_file`.
 pub fn run(
@@ -38,6 +40,10 @@ pub fn run(
         return Err(WireError::NotAFile);
     }
     let limit = ws.limits().max_file_bytes;
+    let start = args.start_line.unwrap_or(1).max(1);
+    let start_column = args.start_column.unwrap_or(1).max(1);
+    // An end column alone ends the first line.
+    let end_line = args.end_line.or(args.end_column.map(|_| start));
     // Every size is opened: the limit bounds what one answer holds, and a
     // larger file is answered from a bounded window of it.
     let mut opened = open::open_file(ws, &path, u64::MAX)?;
@@ -47,8 +53,12 @@ pub fn run(
             path.display().to_owned(),
             &mut opened.file,
             opened.size,
-            args.start_line.unwrap_or(1).max(1),
-            args.end_line,
+            large::Asked {
+                start,
+                end: end_line,
+                start_column,
+                end_column: args.end_column,
+            },
             deadline,
         );
     }
@@ -61,7 +71,6 @@ pub fn run(
     let raw_lines = split_lines(&raw);
     let total = raw_lines.len() as u64;
 
-    let start = args.start_line.unwrap_or(1).max(1);
     if total == 0 {
         if start > 1 {
             return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
@@ -69,10 +78,17 @@ pub fn run(
                 total,
             }));
         }
-        if let Some(end) = args.end_line.filter(|end| *end < start) {
+        if let Some(end) = end_line.filter(|end| *end < start) {
             return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
                 start,
                 end,
+            }));
+        }
+        if start_column > 1 {
+            return Err(WireError::Unsupported(Unsupported::ColumnOutOfRange {
+                line: 1,
+                column: start_column,
+                columns: 0,
             }));
         }
         return Ok(ToolOutput::ReadFile(ReadFileOutput {
@@ -82,6 +98,7 @@ pub fn run(
             start_line: 0,
             end_line: 0,
             cut: None,
+            columns: Columns::default(),
             text: String::new(),
             redaction: RedactionCounts::default(),
         }));
@@ -92,85 +109,76 @@ pub fn run(
             total,
         }));
     }
-    let requested_end = args.end_line.unwrap_or(total);
+    let requested_end = end_line.unwrap_or(total);
     if requested_end < start {
         return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
             start,
             end: requested_end,
         }));
     }
-    let budget_end = start
-        .saturating_add(u64::from(ws.limits().max_read_lines))
-        .saturating_sub(1);
-    let asked_end = requested_end.min(total);
-    let line_end = asked_end.min(budget_end);
-    let end = fit_budget(&raw_lines, start, line_end, ws.limits().answer_bytes());
-    // Which limit ended the answer before the asked range did, if one did
-    // (a range the caller ended early is complete).
-    let cut = if end < line_end {
-        Some(Limit::Bytes)
-    } else if line_end < asked_end {
-        Some(Limit::Lines)
-    } else {
-        None
+    let range = select::Range {
+        start_line: start,
+        start_column,
+        end_line: requested_end.min(total),
+        end_column: args.end_column,
+        max_lines: u64::from(ws.limits().max_read_lines),
+        budget: ws.limits().answer_bytes(),
     };
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "end <= total, which counts a Vec"
-    )]
-    let range = (start - 1) as usize..end as usize;
     // An answer holding the whole file, line breaks as they are (no `\r` to
     // become `\n`), is that file's raw source: the broker redacts it whole
     // (it does so for every answer, whatever the worker did), so the same
     // decision is not made twice. Anything less is redacted here, whole,
-    // before a line is selected, so a credential is judged with all of its
-    // context whatever range is asked.
-    let whole = start == 1 && end == total && memchr::memchr(b'\r', raw.as_bytes()).is_none();
-    let (text, redaction) = if whole {
-        (join_lines(&raw, &raw_lines), RedactionCounts::default())
-    } else {
-        let mut report = RedactionReport::default();
-        let text = match sources::redact_source(ws.redactor(), &raw, &mut report) {
-            // Nothing replaced: the lines already split are the answer's.
-            Cow::Borrowed(_) => join_lines(&raw, raw_lines.get(range).unwrap_or_default()),
-            Cow::Owned(redacted) => {
-                let lines = split_lines(&redacted);
-                join_lines(&redacted, lines.get(range).unwrap_or_default())
-            }
-        };
-        (text, sources::counts(&report))
+    // before a line or a column is selected, so a credential is judged with
+    // all of its context whatever range is asked, and every cut is made in
+    // the redacted text.
+    let whole = start == 1
+        && start_column == 1
+        && args.end_column.is_none()
+        && requested_end >= total
+        && total <= range.max_lines
+        && fits(&raw_lines, range.budget)
+        && memchr::memchr(b'\r', raw.as_bytes()).is_none();
+    if whole {
+        return Ok(ToolOutput::ReadFile(ReadFileOutput {
+            path: path.display().to_owned(),
+            size_bytes: bytes.len() as u64,
+            total_lines: total,
+            start_line: 1,
+            end_line: total,
+            cut: None,
+            columns: Columns::default(),
+            text: join_lines(&raw, &raw_lines),
+            redaction: RedactionCounts::default(),
+        }));
+    }
+    let mut report = RedactionReport::default();
+    let selection = match sources::redact_source(ws.redactor(), &raw, &mut report) {
+        // Nothing replaced: the lines already split are the answer's.
+        Cow::Borrowed(_) => select::select(&raw_lines, 1, &range)?,
+        Cow::Owned(redacted) => select::select(&split_lines(&redacted), 1, &range)?,
     };
     Ok(ToolOutput::ReadFile(ReadFileOutput {
         path: path.display().to_owned(),
         size_bytes: bytes.len() as u64,
         total_lines: total,
         start_line: start,
-        end_line: end,
-        cut,
-        text,
-        redaction,
+        end_line: selection.end_line,
+        cut: selection.cut,
+        columns: selection.columns,
+        text: selection.text,
+        redaction: sources::counts(&report),
     }))
 }
 
-/// The last line of `start..=end` that keeps the numbered lines within
-/// `budget` bytes (bytes are at least characters). The first line is always
-/// given, whole, however long: an answer never stops inside a line.
-pub(crate) fn fit_budget(lines: &[&str], start: u64, end: u64, budget: usize) -> u64 {
-    let width = end.to_string().len() + 3;
+/// Whether all of `lines`, numbered, fit in `budget` bytes (bytes are at
+/// least characters).
+fn fits(lines: &[&str], budget: usize) -> bool {
+    let width = lines.len().to_string().len() + 3;
     let mut used = 0usize;
-    let mut last = start;
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "start <= end <= lines.len()"
-    )]
-    for (number, line) in (start..=end).zip(lines.iter().skip(start as usize - 1)) {
-        used += line.len() + width;
-        if used > budget && number > start {
-            break;
-        }
-        last = number;
-    }
-    last
+    lines.iter().all(|l| {
+        used += l.len() + width;
+        used <= budget
+    })
 }
 
 /// `selected.join("\n")` for consecutive lines of `text`. When `text` has no

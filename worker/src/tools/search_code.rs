@@ -16,8 +16,10 @@
 //! * The deadline is checked between files: past it the search stops and
 //!   returns what it found with `timed_out`, or `timed_out` as an error if it
 //!   found nothing.
-//! * Lines are split on `\n` (a trailing `\r` is dropped); each reported line
-//!   is cut to 400 characters.
+//! * Lines are split on `\n` (a trailing `\r` is dropped); a reported line
+//!   longer than 400 characters is cut to an excerpt of them centred on its
+//!   first match (`…` on each cut side), with the match's column; a context
+//!   line to its first 400.
 //!
 //! # Redaction, and why search is no oracle
 //!
@@ -338,7 +340,10 @@ impl Results {
 
 /// Collects matching line numbers and texts of one file.
 struct Collect<'m> {
-    lines: Vec<(u64, String)>,
+    /// Each kept line's number and its excerpt around its first match.
+    lines: Vec<(u64, sources::Excerpt)>,
+    /// The pattern, to find where a kept line's match is.
+    matcher: &'m RegexMatcher,
     found: u64,
     max: usize,
     /// The lines whose matches count (the rest is context for the redactor).
@@ -366,7 +371,8 @@ impl Sink for Collect<'_> {
         }
         self.found += 1;
         if self.lines.len() < self.max {
-            self.lines.push((line, line_text(m.bytes())));
+            self.lines
+                .push((line, matched_line(self.matcher, m.bytes())));
         }
         Ok(true)
     }
@@ -381,25 +387,45 @@ fn clear_match(matcher: &RegexMatcher, line: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(line) else {
         return false;
     };
-    let mut clear = false;
-    let _ = matcher.find_iter(line, |m| {
-        clear = !sources::touches_placeholder(text, &(m.start()..m.end()));
-        !clear
-    });
-    clear
+    first_clear_match(matcher, text).is_some()
 }
 
-fn line_text(bytes: &[u8]) -> String {
+/// The first match of `matcher` in `line` that neither overlaps nor touches
+/// a placeholder.
+fn first_clear_match(matcher: &RegexMatcher, line: &str) -> Option<std::ops::Range<usize>> {
+    let placeholders = sources::has_placeholder(line.as_bytes());
+    let mut found = None;
+    let _ = matcher.find_iter(line.as_bytes(), |m| {
+        let range = m.start()..m.end();
+        if placeholders && sources::touches_placeholder(line, &range) {
+            return true;
+        }
+        found = Some(range);
+        false
+    });
+    found
+}
+
+/// A line without its terminator, decoded.
+fn decoded_line(bytes: &[u8]) -> Cow<'_, str> {
     let mut b = bytes;
     while let [rest @ .., b'\n' | b'\r'] = b {
         b = rest;
     }
-    let s = crate::sources::decode(b);
-    if s.len() <= SEARCH_LINE_CHARS {
-        s.into_owned()
-    } else {
-        s.chars().take(SEARCH_LINE_CHARS).collect()
-    }
+    crate::sources::decode(b)
+}
+
+/// A matching line as the answer shows it: an excerpt around its first
+/// match clear of placeholders, with that match's column.
+fn matched_line(matcher: &RegexMatcher, bytes: &[u8]) -> sources::Excerpt {
+    let line = decoded_line(bytes);
+    let m = first_clear_match(matcher, &line);
+    sources::excerpt(&line, m, SEARCH_LINE_CHARS)
+}
+
+/// A context line as the answer shows it: its start, when it is long.
+fn line_text(bytes: &[u8]) -> String {
+    sources::excerpt(&decoded_line(bytes), None, SEARCH_LINE_CHARS).text
 }
 
 /// What every file of one search is searched with.
@@ -551,6 +577,7 @@ pub(super) fn search_text(
         found: 0,
         max,
         answered: span.answered.clone(),
+        matcher,
         clear_of_placeholders: (report.count() > 0).then_some(matcher),
     };
     work.searched(text.len());
@@ -563,7 +590,7 @@ pub(super) fn search_text(
     let matches = sink
         .lines
         .into_iter()
-        .map(|(line, line_text)| {
+        .map(|(line, excerpt)| {
             let (before, after) = if context > 0 {
                 context_of(text, &starts, line, context, span.first_real)
             } else {
@@ -572,7 +599,8 @@ pub(super) fn search_text(
             SearchMatch {
                 path: String::new(),
                 line: span.file_line(line).unwrap_or(line),
-                text: line_text,
+                column: excerpt.column,
+                text: excerpt.text,
                 before,
                 after,
             }

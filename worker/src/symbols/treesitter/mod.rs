@@ -424,6 +424,13 @@ impl<'a> Cx<'a> {
         node.child_by_field_name(field).map(|n| self.text(n))
     }
 
+    /// Whether the walk builds an outline (every definition, and the
+    /// groups an outline shows its items under, such as Rust `impl` blocks)
+    /// rather than answers a query.
+    pub(crate) fn is_outline(&self) -> bool {
+        self.query.any_name
+    }
+
     /// Whether a definition of this name and kind is wanted (cheap: check
     /// before building anything).
     pub(crate) fn wants(&self, name: &str, kind: SymbolKind) -> bool {

@@ -5,6 +5,9 @@
 //! - `impl Type` and `impl Trait for Type` are scopes named by the *type*
 //!   (its last path segment, without generics or references): a method
 //!   `Type::method` is reported `Type.method`, whichever trait it implements.
+//!   An outline also lists the block itself (kind `impl`, named by the type,
+//!   its header as signature), so its methods show under it; `find_symbol`
+//!   does not return it (it defines no name).
 //! - `fn` → `method` directly in an `impl` or trait, else `function` (a fn
 //!   nested in a fn is `outer.inner`); bodiless trait and `extern` signatures
 //!   count too. `macro_rules! name` → `function`.
@@ -44,6 +47,12 @@ pub(super) fn visit(node: Node<'_>, cx: &mut Cx<'_>) -> Step {
                 .child_by_field_name("type")
                 .map(|t| type_base_name(cx, t))
                 .unwrap_or_default();
+            // An outline shows the block itself, its methods under it.
+            if cx.is_outline() {
+                cx.emit(&name, node, None, SymbolKind::Class, |cx| {
+                    cx.header_to_field(node, "body")
+                });
+            }
             Step::Enter(ScopeKind::Impl, name)
         }
         "function_item" | "function_signature_item" => {

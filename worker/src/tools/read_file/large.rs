@@ -9,7 +9,8 @@
 //! * up to [`CONTEXT_BYTES`] of the lines before the first requested line,
 //! * the requested lines (at most `max_read_lines`, and no more text than
 //!   one answer holds, `max_answer_chars`; the first one whole up to
-//!   `max_file_bytes`),
+//!   `max_file_bytes`, so that it is redacted whole even when the answer
+//!   holds only some of its columns),
 //! * up to [`CONTEXT_BYTES`] of the lines after them,
 //!
 //! and counting the rest. The kept window is the source the redactor judges,
@@ -19,7 +20,9 @@
 //! line is put in front of the window so the body is judged as the block it
 //! is. Lines longer than the context are not kept as context (a credential's
 //! surroundings are short lines); a requested line longer than
-//! `max_file_bytes` cannot be answered and is refused as too large.
+//! `max_file_bytes` cannot be redacted whole, so it is not answered even in
+//! part, and is refused as too large. Lines and columns are then selected
+//! from the redacted window as from a file read whole ([`super::select`]).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -32,7 +35,7 @@ use crate::fs::Workspace;
 use crate::redact::RedactionReport;
 use crate::sources;
 
-use super::split_lines;
+use super::{select, split_lines};
 
 /// Context kept on each side of the requested lines for the redactor.
 pub const CONTEXT_BYTES: usize = 64 * 1024;
@@ -42,9 +45,23 @@ const BEGIN_LINE_MAX: usize = 256;
 
 const CHUNK: usize = 64 * 1024;
 
+/// What `read_file` asked for.
+pub(super) struct Asked {
+    /// First line.
+    pub(super) start: u64,
+    /// Last line (`None`: to the end, within the line bound).
+    pub(super) end: Option<u64>,
+    /// Column of the first line to start at.
+    pub(super) start_column: u64,
+    /// Last column of the last line.
+    pub(super) end_column: Option<u64>,
+}
+
 /// Which lines to keep, and how many bytes of them.
 struct Plan {
     start: u64,
+    start_column: u64,
+    end_column: Option<u64>,
     end: u64,
     /// The last line asked for (`u64::MAX`: to the end of the file).
     asked_end: u64,
@@ -157,18 +174,22 @@ struct Window {
     cut_at: Option<u64>,
 }
 
-/// Answer `read_file` for lines `start..=requested_end` of a file larger
-/// than `limit` bytes (`requested_end` `None`: to the end, within the line
-/// bound).
-pub fn run<R: Read>(
+/// Answer `read_file` for what `asked` names of a file larger than
+/// `max_file_bytes`.
+pub(super) fn run<R: Read>(
     ws: &Workspace,
     display: String,
     mut file: R,
     size: u64,
-    start: u64,
-    requested_end: Option<u64>,
+    asked: Asked,
     deadline: &Deadline,
 ) -> Result<ToolOutput, WireError> {
+    let Asked {
+        start,
+        end: requested_end,
+        start_column,
+        end_column,
+    } = asked;
     if let Some(end) = requested_end.filter(|end| *end < start) {
         return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
             start,
@@ -178,6 +199,8 @@ pub fn run<R: Read>(
     let limits = ws.limits();
     let plan = Plan {
         start,
+        start_column,
+        end_column,
         end: requested_end
             .unwrap_or(u64::MAX)
             .min(start.saturating_add(u64::from(limits.max_read_lines)) - 1),
@@ -334,27 +357,41 @@ fn answer(
     let mut report = RedactionReport::default();
     let redacted = sources::redact_source(ws.redactor(), &raw, &mut report);
     let lines = split_lines(&redacted);
-    let text = lines
-        .get(lead..lead + selected)
-        .map(|s| s.join("\n"))
-        .unwrap_or_default();
+    // The requested lines, redacted with their context; the columns and the
+    // budget are applied to them as to a file read whole.
+    let kept_lines = lines.get(lead..lead + selected).unwrap_or_default();
+    let selection = select::select(
+        kept_lines,
+        plan.start,
+        &select::Range {
+            start_line: plan.start,
+            start_column: plan.start_column,
+            end_line: end,
+            // The asked last column counts only on the asked last line.
+            end_column: plan.end_column.filter(|_| end == plan.asked_end),
+            max_lines: u64::MAX,
+            budget: plan.answer_bytes,
+        },
+    )?;
+    let cut = if selection.cut.is_some() || window.cut_at.is_some() {
+        // The answer budget cut the selection.
+        Some(Limit::Bytes)
+    } else if end < plan.asked_end.min(total) {
+        // The line cap ended it before the asked range did (a range the
+        // caller ended early is complete).
+        Some(Limit::Lines)
+    } else {
+        None
+    };
     Ok(ToolOutput::ReadFile(ReadFileOutput {
         path: display,
         size_bytes: size,
         total_lines: total,
         start_line: plan.start,
-        end_line: end,
-        // The answer budget cut the selection, or the line cap ended it
-        // before the asked range did (a range the caller ended early is
-        // complete).
-        cut: if window.cut_at.is_some() {
-            Some(Limit::Bytes)
-        } else if end < plan.asked_end.min(total) {
-            Some(Limit::Lines)
-        } else {
-            None
-        },
-        text,
+        end_line: selection.end_line,
+        cut,
+        columns: selection.columns,
+        text: selection.text,
         redaction: sources::counts(&report),
     }))
 }
@@ -379,6 +416,15 @@ mod tests {
             buf[..n].copy_from_slice(&self.data[..n]);
             self.data = &self.data[n..];
             Ok(n)
+        }
+    }
+
+    fn asked(start: u64, end: Option<u64>) -> Asked {
+        Asked {
+            start,
+            end,
+            start_column: 1,
+            end_column: None,
         }
     }
 
@@ -413,8 +459,7 @@ mod tests {
             "f".into(),
             file,
             data.len() as u64,
-            start,
-            end,
+            asked(start, end),
             &deadline,
         ) {
             Ok(ToolOutput::ReadFile(o)) => o,
@@ -478,8 +523,7 @@ mod tests {
             "f".into(),
             &bin[..],
             bin.len() as u64,
-            1,
-            None,
+            asked(1, None),
             &deadline,
         );
         assert_eq!(r, Err(WireError::BinaryFile));
@@ -489,8 +533,7 @@ mod tests {
             "f".into(),
             &text[..],
             text.len() as u64,
-            5,
-            Some(2),
+            asked(5, Some(2)),
             &deadline,
         );
         assert_eq!(
