@@ -132,9 +132,9 @@ fn main() {
         first.as_secs_f64() * 1e3
     );
     let started = Instant::now();
-    Scanner::warm_up();
+    Scanner::warm_up(true);
     eprintln!(
-        "cold start: Scanner::warm_up (gate automaton, signal patterns) {:.3} ms",
+        "cold start: Scanner::warm_up (gate automaton, classic patterns, the directive family, the shared walk) {:.3} ms",
         started.elapsed().as_secs_f64() * 1e3
     );
     let inputs = [

@@ -70,6 +70,7 @@ use moat_protocol::response::SandboxReport;
 mod clock;
 #[cfg(target_os = "linux")]
 mod landlock;
+mod memory;
 #[cfg(target_os = "linux")]
 mod process;
 #[cfg(target_os = "linux")]
@@ -81,6 +82,7 @@ mod socket;
 pub mod spawn;
 
 pub use clock::thread_cpu_time;
+pub use memory::release_free_heap;
 pub use socket::SOCKET_FD;
 #[cfg(unix)]
 pub use socket::take_socket;

@@ -19,8 +19,6 @@
 //! is loads, an addition, a mask and an `or`; the rare step where a lane
 //! reaches a match state is noted out of line.
 
-use std::collections::HashMap;
-
 use aho_corasick::Anchored;
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::dfa::DFA;
@@ -126,19 +124,34 @@ impl Walker {
                 width,
             });
         };
-        // Every state reachable from the start, numbered in the order found.
+        // Every state reachable from the start, numbered in the order found,
+        // with the number of each one's next state for each class. A state id
+        // of this DFA is an offset into its transition table, so the numbers
+        // are kept in a vector indexed by id (grown when an id is past it),
+        // not hashed: this loop runs for every state and class.
         let mut states = vec![start];
-        let mut number: HashMap<StateID, usize> = HashMap::from([(start, 0)]);
+        let mut number: Vec<u32> = vec![u32::MAX; dfa.memory_usage() / 4 + 1];
+        let mut transitions: Vec<u32> = Vec::new();
+        set_number(&mut number, start, 0)?;
         let mut at = 0;
         while let Some(&sid) = states.get(at) {
             for &byte in &representative {
                 let next = dfa.next_state(Anchored::No, sid, byte);
-                number.entry(next).or_insert_with(|| {
+                let known = number.get(next.as_usize()).copied().unwrap_or(u32::MAX);
+                let n = if known == u32::MAX {
+                    let n = u32::try_from(states.len()).ok()?;
+                    set_number(&mut number, next, n)?;
                     states.push(next);
-                    states.len() - 1
-                });
+                    n
+                } else {
+                    known
+                };
+                transitions.push(n);
             }
             at += 1;
+            if states.len() * width > SLOTS {
+                return None;
+            }
         }
         // Rows: match states first.
         let mut rows: Vec<usize> = (0..states.len()).collect();
@@ -146,9 +159,6 @@ impl Walker {
         let mut row_of = vec![0; states.len()];
         for (row, &i) in rows.iter().enumerate() {
             row_of[i] = row;
-        }
-        if states.len() * width > SLOTS {
-            return None;
         }
         let state = |i: usize| {
             let offset = u32::try_from(row_of[i] * width).unwrap_or(0);
@@ -158,11 +168,13 @@ impl Walker {
                 offset
             }
         };
-        let mut next = vec![0; states.len() * width];
-        for (i, &sid) in states.iter().enumerate() {
-            for (class, &byte) in representative.iter().enumerate() {
-                let to = number[&dfa.next_state(Anchored::No, sid, byte)];
-                next[row_of[i] * width + class] = state(to);
+        // The rows sit at the front of the slots; the rest stays the zeroed
+        // memory the allocator hands out, never written.
+        let mut next: Box<[u32; SLOTS]> = vec![0_u32; SLOTS].into_boxed_slice().try_into().ok()?;
+        for (i, row) in transitions.chunks_exact(width).enumerate() {
+            let base = row_of[i] * width;
+            for (class, &to) in row.iter().enumerate() {
+                next[base + class] = state(to as usize);
             }
         }
         let matched: Vec<(StateID, Vec<(usize, usize)>)> = rows
@@ -181,7 +193,7 @@ impl Walker {
             .collect();
         Some(Walker {
             classes,
-            next: slots(next)?,
+            next,
             start: state(0),
             matched,
             max_len: dfa.max_pattern_len(),
@@ -247,6 +259,17 @@ pub fn plain_match_ends(dfa: &DFA, bytes: &[u8]) -> Vec<(usize, StateID)> {
         }
     }
     out
+}
+
+/// Notes that DFA state `sid` is the `n`th found, growing `number` when the
+/// id lies past it.
+fn set_number(number: &mut Vec<u32>, sid: StateID, n: u32) -> Option<()> {
+    let at = sid.as_usize();
+    if at >= number.len() {
+        number.resize(at.checked_add(1)?, u32::MAX);
+    }
+    *number.get_mut(at)? = n;
+    Some(())
 }
 
 /// `next` in [`SLOTS`] slots; `None` when it does not fit.

@@ -114,8 +114,11 @@ impl Server {
                     crate::redact::Redactor::warm_up();
                 }
                 if scan {
-                    crate::content::scan::Scanner::warm_up();
+                    crate::content::scan::Scanner::warm_up(redact);
                 }
+                // What the builds freed goes back to the system rather than
+                // staying resident for the life of the process.
+                moat_sandbox::release_free_heap();
             });
         let controls = Controls::new(
             config.security.redact_secrets,

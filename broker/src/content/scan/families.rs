@@ -434,9 +434,20 @@ impl Families {
 
     /// Compiles every family's patterns now (what the first texts holding
     /// their anchors would otherwise do).
+    #[cfg(test)]
     pub(super) fn compile_all(&self) {
         for (_, alternation, prefilter, compiled) in &self.patterns {
             compiled.get_or_init(|| compile_searcher(alternation, *prefilter));
+        }
+    }
+
+    /// Compiles the patterns of the families of `signal` now (what the
+    /// first text holding one of their anchors would otherwise do).
+    pub(super) fn compile_signal(&self, signal: usize) {
+        for (s, alternation, prefilter, compiled) in &self.patterns {
+            if *s == signal {
+                compiled.get_or_init(|| compile_searcher(alternation, *prefilter));
+            }
         }
     }
 

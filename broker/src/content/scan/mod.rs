@@ -317,15 +317,23 @@ impl Scanner {
         Scanner { max_findings }
     }
 
-    /// Builds what the first assessment would otherwise build (the gate's
-    /// automaton, the signals' patterns), some tens of milliseconds of work:
-    /// for a process that wants that cost off its first request, on a thread
-    /// of its own so that it is not on the way to the first answer either.
-    pub fn warm_up() {
+    /// Builds what every assessment needs (the gate's automaton, the classic
+    /// signals' patterns, the patterns of the family whose anchors are
+    /// everyday words, and with `redaction` the walk shared with it), for a
+    /// process that wants that cost off its first request, on a thread of
+    /// its own so that it is not on the way to the first answer either. The
+    /// other families' patterns are not built here: each is compiled the
+    /// first time a text holds one of its anchors (a few milliseconds each),
+    /// and all of them together hold about 12 MiB that a server whose texts
+    /// never need them should not carry.
+    pub fn warm_up(redaction: bool) {
         LazyLock::force(&MATCHERS);
         LazyLock::force(&GATE);
         LazyLock::force(&reader::RESPONSE_ORDER);
-        FAMILY_SET.compile_all();
+        FAMILY_SET.compile_signal(reader::DIRECTIVE);
+        if redaction {
+            LazyLock::force(&shared::SHARED);
+        }
     }
 
     /// Assesses `text` from no particular file (findings' context is judged
