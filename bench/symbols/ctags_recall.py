@@ -12,7 +12,13 @@ apart):
   definition, and
   how long each call takes (median and worst).
 
+A third figure, for the best-known functions of the tree (`--well-known`,
+a default list for the Linux tree): `find_symbol` over the whole tree
+against every function definition ctags finds for the name (in the files
+where the name opens a line's declaration), and how long each call takes.
+
 Usage: ctags_recall.py --moat BINARY --tree DIR [--files 60] [--symbols 40]
+                       [--well-known NAME,NAME,...]
 Needs `ctags` (Universal Ctags) on the PATH. Standard library only.
 """
 
@@ -77,6 +83,8 @@ def main():
     ap.add_argument("--files", type=int, default=60)
     ap.add_argument("--symbols", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--well-known", default="kmalloc,kfree,printk,schedule,mutex_lock,"
+                    "spin_lock,copy_from_user,memcpy,kzalloc,wake_up_process")
     a = ap.parse_args()
 
     sources = []
@@ -125,6 +133,19 @@ def main():
               f"{statistics.median(times) * 1000:.0f} ms, worst {max(times) * 1000:.0f} ms")
         for miss in misses[:10]:
             print(f"  missed {miss}")
+    for name in [n for n in a.well_known.split(",") if n]:
+        files = subprocess.run(
+            ["grep", "-rlE", "--include=*.c", "--include=*.h",
+             rf"^[A-Za-z_].*\b{name}\s*\(", "."],
+            cwd=a.tree, capture_output=True, text=True).stdout.split()
+        want = set()
+        for rel in files:
+            rel = os.path.normpath(rel)
+            want |= {(rel, line) for n, line in ctags_functions(a.tree, rel) if n == name}
+        dt, o = m.call("find_symbol", {"symbol": name, "path": "."})
+        got = {(d["path"], d["line"]) for d in o.get("definitions", [])}
+        print(f"well-known {name:<16} ctags {len(want):>3}, found {len(want & got):>3} "
+              f"({len(got)} reported) in {dt * 1000:.0f} ms over the whole tree")
     m.close()
 
 

@@ -483,3 +483,77 @@ fn shell_functions_and_ruby_modules_are_found_and_comments_are_not_definitions()
         assert_eq!(names, ["deploy_all"], "{o}");
     }
 }
+
+/// C written as real trees write it: well-known functions called in many
+/// files and defined in a few, definitions in the places C allows one,
+/// loop macros that a parser reads as broken code.
+fn c_tree() -> Fixture {
+    let fx = Fixture::new();
+    fx.file(
+        "include/slab.h",
+        "#ifndef SLAB_H\n#define SLAB_H\nstatic inline void *\nkmalloc(unsigned long n, int flags)\n{\n\treturn alloc(n, flags);\n}\n#define kfree_sensitive(p) kfree(p)\nstruct allocator {\n\tvoid *(*kmalloc_hook)(unsigned long);\n};\ntypedef struct {\n\tint a;\n} slab_t;\n#endif\n",
+    );
+    for i in 0..30 {
+        fx.file(
+            &format!("drivers/d{i:02}.c"),
+            format!(
+                "#include \"slab.h\"\n\nstatic int probe{i}(void)\n{{\n\tint cpu;\n\tvoid *p = kmalloc(8, 0);\n\n\tfor_each_possible_cpu(cpu) {{\n\t\tuse(kmalloc(cpu, 0));\n\t}}\n\tif (!p) {{\n\t\treturn -1;\n\t}}\n\tkfree(p);\n\treturn 0;\n}}\n"
+            ),
+        );
+    }
+    fx.file(
+        "mm/slab.c",
+        "void kfree(const void *p)\n{\n\tstruct local { int kfree_count; } l;\n\ttypedef int local_t;\n\trelease(p);\n}\n",
+    );
+    fx
+}
+
+/// `find_symbol` over a C tree answers with exactly the definitions each
+/// file's outline lists for the name: a name called in every file is found
+/// where it is defined (split declarations, macros, types in a function
+/// body), and the argument of a loop macro, which the parser
+/// reads as a function when it recovers from the macro's body, is not a
+/// definition anywhere.
+#[test]
+fn c_definitions_are_found_where_they_stand_and_nowhere_else() {
+    let fx = c_tree();
+    for mode in Mode::BOTH {
+        let mut m = start(&fx.root, mode);
+        let line_of = |fs: &serde_json::Value| -> Vec<(String, u64)> {
+            defs(fs).into_iter().map(|(_, _, _, p, l)| (p, l)).collect()
+        };
+        for (name, want) in [
+            ("kmalloc", vec![("include/slab.h", 4)]),
+            ("kfree_sensitive", vec![("include/slab.h", 8)]),
+            ("slab_t", vec![("include/slab.h", 14)]),
+            ("kfree", vec![("mm/slab.c", 1)]),
+            ("local", vec![("mm/slab.c", 3)]),
+            ("local_t", vec![("mm/slab.c", 4)]),
+            ("probe7", vec![("drivers/d07.c", 3)]),
+            ("cpu", vec![]),
+        ] {
+            let fs = ok(&mut m, "find_symbol", json!({"symbol": name}));
+            let want: Vec<(String, u64)> =
+                want.iter().map(|(p, l)| ((*p).to_owned(), *l)).collect();
+            assert_eq!(line_of(&fs), want, "{mode:?} {name}: {fs}");
+            assert_eq!(fs["files_scanned"], 32, "{mode:?} {name}: {fs}");
+        }
+        // Each file's outline and find_symbol agree, name by name.
+        for path in ["include/slab.h", "mm/slab.c", "drivers/d03.c"] {
+            let outline = ok(&mut m, "file_outline", json!({"path": path}));
+            let items = outline["items"].as_array().cloned().unwrap_or_default();
+            assert!(
+                items.iter().all(|i| i["name"] != "cpu"),
+                "{mode:?} {path}: {outline}"
+            );
+            for item in &items {
+                let name = item["name"].as_str().unwrap_or_default();
+                let fs = ok(&mut m, "find_symbol", json!({"symbol": name, "path": path}));
+                assert!(
+                    line_of(&fs).contains(&(path.to_owned(), item["line"].as_u64().unwrap_or(0))),
+                    "{mode:?} {path} {name}: {fs} vs {outline}"
+                );
+            }
+        }
+    }
+}

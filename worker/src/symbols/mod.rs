@@ -71,6 +71,7 @@
 //! interrupts a parse; the number of definitions kept per file is capped.
 //! The pattern method uses the linear-time `regex` crate.
 
+mod c_filter;
 mod language;
 mod lexical;
 mod pattern;
@@ -343,6 +344,14 @@ impl CompiledQuery {
         deadline: Option<Instant>,
     ) -> FileDefinitions {
         if !self.may_occur_in(source) {
+            return FileDefinitions::default();
+        }
+        // A C file where the name stands only where no definition can
+        // (calls in function bodies, nearly always) is not parsed.
+        if lang == Language::C
+            && !self.any_name
+            && !c_filter::may_define(source, &|name| self.matches_name(name))
+        {
             return FileDefinitions::default();
         }
         let mut unparseable = false;

@@ -187,7 +187,8 @@ pub(crate) fn extents(
             Parsed::Tree(tree) => {
                 let mut cx = Cx::new(query, lang, rel_path, source, grammar);
                 walk(&tree, grammar.visit(), &mut cx);
-                let (definitions, other_kinds) = cx.finish();
+                let (mut definitions, other_kinds) = cx.finish();
+                standing_only(lang, source, &mut definitions);
                 return Ok(Found {
                     definitions,
                     other_kinds,
@@ -210,7 +211,8 @@ pub(crate) fn extents(
     };
     let mut cx = Cx::new(query, lang, rel_path, source, grammar);
     walk(&tree, grammar.visit(), &mut cx);
-    let (definitions, other_kinds) = cx.finish();
+    let (mut definitions, other_kinds) = cx.finish();
+    standing_only(lang, source, &mut definitions);
     let error_lines = errors(&tree)
         .iter()
         .map(|n| {
@@ -224,6 +226,21 @@ pub(crate) fn extents(
         partial: true,
         error_lines,
     })
+}
+
+/// Keeps, of a C file's definitions, those whose name stands where a
+/// definition can (`c_filter`): a macro the grammar cannot expand makes it
+/// read uses as definitions, with or without error nodes (a loop macro
+/// `for_each_cpu(cpu) { ... }` in a function body parses as a nested
+/// function named `cpu`).
+fn standing_only(lang: Language, source: &str, definitions: &mut Vec<(Definition, Extent)>) {
+    if lang != Language::C || definitions.is_empty() {
+        return;
+    }
+    let names: std::collections::HashSet<&str> =
+        definitions.iter().map(|(d, _)| d.name.as_str()).collect();
+    let places = super::c_filter::places(source, &names);
+    definitions.retain(|(d, _)| places.contains(&(d.name.clone(), d.line)));
 }
 
 /// The outermost error nodes of `tree`.
