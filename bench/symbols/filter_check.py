@@ -9,45 +9,16 @@ a change to how files are chosen for parsing (the C pre-parse filter) changes
 no answer: run it with `--moat NEW --moat-alt OLD`.
 
 Usage: filter_check.py --moat NEW --moat-alt OLD --tree DIR [--files 200] [--seed 11]
-Standard library only.
+Standard library only (and `ctags_recall.py` beside it, for the client).
 """
 
 import argparse
-import json
 import os
 import random
 import re
-import subprocess
 import sys
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "moat-bench", "version": "0"},
-}
-
-
-class Moat:
-    def __init__(self, binary, tree):
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
-               "MOAT_OBSERVABILITY__LOG_LEVEL": "warning"}
-        self.proc = subprocess.Popen([binary, "serve", "--workspace", tree],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
-        self.next_id = 1
-
-    def call(self, tool, args):
-        req = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-               "params": {"name": tool, "arguments": args, "_meta": META}}
-        self.next_id += 1
-        self.proc.stdin.write((json.dumps(req) + "\n").encode())
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())["result"].get("structuredContent", {})
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-
+from ctags_recall import Moat
 
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
 
@@ -72,15 +43,15 @@ def main():
     asked = same = defined = 0
     differ = []
     for rel in files:
-        outline = new.call("file_outline", {"path": rel})
+        _, outline = new.call("file_outline", {"path": rel})
         names = sorted({i["name"] for i in outline.get("items", [])})
         with open(os.path.join(a.tree, rel), "rb") as fh:
             words = sorted({w.decode() for w in WORD.findall(fh.read())} - set(names))
         names += rng.sample(words, min(len(names) + 5, len(words)))
         for name in names:
             args = {"symbol": name, "path": rel, "exact": True}
-            got = [(d["path"], d["line"], d["kind"]) for d in new.call("find_symbol", args).get("definitions", [])]
-            want = [(d["path"], d["line"], d["kind"]) for d in old.call("find_symbol", args).get("definitions", [])]
+            got = [(d["path"], d["line"], d["kind"]) for d in new.call("find_symbol", args)[1].get("definitions", [])]
+            want = [(d["path"], d["line"], d["kind"]) for d in old.call("find_symbol", args)[1].get("definitions", [])]
             asked += 1
             defined += bool(want)
             if got == want:

@@ -6,6 +6,7 @@
 use moat_tests::{Era, Fixture, Moat, Mode, Options, text};
 use serde_json::{Value, json};
 
+use super::tools_util::answer_chars;
 use super::util::{call_ok, git};
 
 /// 30 small modules, then `zz.py` (last in path order) holding the one
@@ -260,19 +261,6 @@ fn answers_are_written_for_the_model() {
         );
         assert!(text(&r, 0).contains("for 'f7\\(\\)' in"), "{}", text(&r, 0));
     }
-}
-
-/// Characters of text in a result (every content block).
-fn answer_chars(r: &Value) -> usize {
-    r["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .map(|t| t.chars().count())
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 #[test]

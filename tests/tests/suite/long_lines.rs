@@ -9,7 +9,7 @@ use moat_tests::{Fixture, Mode, text};
 use serde_json::{Value, json};
 
 use super::git_show::{continuation, last_line};
-use super::tools_util::{ok, ok_result, refused, start_with};
+use super::tools_util::{answer_chars, ok, ok_result, refused, start_with};
 use super::util::{example_aws_key, git};
 
 /// The answer budget these tests set (the smallest allowed), and what the
@@ -23,19 +23,6 @@ fn small_budget(root: &std::path::Path, mode: Mode) -> moat_tests::Moat {
         mode,
         &[("MOAT_SANDBOX__MAX_ANSWER_CHARS", &BUDGET.to_string())],
     )
-}
-
-/// Characters of text in a result (every content block).
-fn answer_chars(r: &Value) -> usize {
-    r["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .map(|t| t.chars().count())
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// The text inside a fence (content block 1), without its fence lines and

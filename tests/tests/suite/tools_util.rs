@@ -146,3 +146,16 @@ pub fn tree(root: &Path, sub: &str, n: usize, line: &str) -> Duration {
     });
     t.elapsed()
 }
+
+/// Characters of text in a result (every content block).
+pub fn answer_chars(r: &Value) -> usize {
+    r["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .map(|t| t.chars().count())
+                .sum()
+        })
+        .unwrap_or(0)
+}

@@ -31,7 +31,7 @@
 //! to where it was at the `#if`, and after `#endif` it is where the first
 //! branch left it, so code written twice for two configurations counts once.
 //! The same reading decides which definitions a C parse reports
-//! ([`places`]): the grammar cannot expand macros, and reads some uses as
+//! (every [`places`] of its names): the grammar cannot expand macros, and reads some uses as
 //! definitions (a loop macro's argument as a nested function). The property
 //! test below checks, over generated C, that every definition an outline
 //! reports is in a file this test keeps for its name.
@@ -108,34 +108,15 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
-/// Whether `source` (C) may define a name `wants` accepts; see the module
-/// docs.
-pub(super) fn may_define(source: &str, wants: &dyn Fn(&str) -> bool) -> bool {
-    let mut any = false;
-    scan(source, wants, &mut |_, _| {
-        any = true;
-        true
-    });
-    any
-}
+/// Where definitions can stand: a name and its 1-based line.
+pub(super) type Places = HashSet<(String, u64)>;
 
-/// Of the names in `names`, each occurrence (name, 1-based line) in
-/// `source` (C) that stands where a definition can: a definition read from
-/// a tree with errors is kept only at one of these (error recovery can read
-/// a loop macro's argument inside a function body as a function).
-pub(super) fn places(source: &str, names: &HashSet<&str>) -> HashSet<(String, u64)> {
-    let mut found = HashSet::new();
-    scan(source, &|w| names.contains(w), &mut |name, line| {
-        found.insert((name.to_owned(), line));
-        false
-    });
-    found
-}
-
-/// Calls `place` with each occurrence of a name `wants` accepts that stands
-/// where a definition can, and its 1-based line, until `place` returns
-/// `true`.
-fn scan(source: &str, wants: &dyn Fn(&str) -> bool, place: &mut dyn FnMut(&str, u64) -> bool) {
+/// Each occurrence in `source` (C) of a name `wants` accepts that stands
+/// where a definition can (see the module docs), with its line: a file
+/// with none cannot define such a name, and a definition read from the
+/// file's tree is kept only at one of these.
+pub(super) fn places(source: &str, wants: &dyn Fn(&str) -> bool) -> Places {
+    let mut found = Places::new();
     let bytes = source.as_bytes();
     let mut line: u64 = 1;
     let mut braces: Vec<Brace> = Vec::new();
@@ -246,8 +227,8 @@ fn scan(source: &str, wants: &dyn Fn(&str) -> bool, place: &mut dyn FnMut(&str, 
                             || (directive && word_before == Some(b"define".as_slice()))
                     };
                     for name in wanted(word, wants) {
-                        if stands(&bytes[at..]) && place(name, line) {
-                            return;
+                        if stands(&bytes[at..]) {
+                            found.insert((name.to_owned(), line));
                         }
                     }
                 }
@@ -308,6 +289,7 @@ fn scan(source: &str, wants: &dyn Fn(&str) -> bool, place: &mut dyn FnMut(&str, 
         }
         at += 1;
     }
+    found
 }
 
 /// The word, and for a word holding non-ASCII bytes (some of which a parser
@@ -380,10 +362,10 @@ fn nested_function(rest: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::may_define;
+    use super::places;
 
     fn may(source: &str, name: &str) -> bool {
-        may_define(source, &|w| w == name)
+        !places(source, &|w| w == name).is_empty()
     }
 
     #[test]
@@ -495,7 +477,7 @@ mod tests {
                 })
                 .unwrap();
                 proptest::prop_assert!(
-                    may_define(&source, &|w| query.matches_name(w)),
+                    !places(&source, &|w| query.matches_name(w)).is_empty(),
                     "part of {name} in {source:?}"
                 );
             }

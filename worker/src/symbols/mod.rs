@@ -347,17 +347,17 @@ impl CompiledQuery {
             return FileDefinitions::default();
         }
         // A C file where the name stands only where no definition can
-        // (calls in function bodies, nearly always) is not parsed.
-        if lang == Language::C
-            && !self.any_name
-            && !c_filter::may_define(source, &|name| self.matches_name(name))
-        {
+        // (calls in function bodies, nearly always) is not parsed; where it
+        // is, the same places keep its definitions.
+        let places = (lang == Language::C && !self.any_name)
+            .then(|| c_filter::places(source, &|name| self.matches_name(name)));
+        if places.as_ref().is_some_and(c_filter::Places::is_empty) {
             return FileDefinitions::default();
         }
         let mut unparseable = false;
         if lang.is_parsed() {
             if source.len() <= PARSE_MAX_BYTES {
-                match treesitter::extents(self, lang, rel_path, source, deadline) {
+                match treesitter::extents(self, lang, rel_path, source, deadline, places.as_ref()) {
                     Ok(found) => {
                         let partial = found.partial;
                         let mut definitions: Vec<Definition> = found
@@ -492,7 +492,7 @@ pub fn outline(
         }
     };
     if lang.is_parsed() && source.len() <= PARSE_MAX_BYTES {
-        match treesitter::extents(&query, lang, rel_path, source, deadline) {
+        match treesitter::extents(&query, lang, rel_path, source, deadline, None) {
             Ok(found) => {
                 let partial = found.partial;
                 let entries = found

@@ -23,7 +23,7 @@ use moat_protocol::request::GitShowArgs;
 use moat_protocol::response::{
     Columns, Commit, GitShowOutput, Limit, Shown, ShownCommit, ShownFile, ToolOutput,
 };
-use moat_protocol::wire_error::{GitReason, GitTool, Unsupported, WireError};
+use moat_protocol::wire_error::{GitReason, GitTool, WireError};
 
 use gix::revision::plumbing::Spec;
 
@@ -195,30 +195,15 @@ fn show_file(
             None,
         ));
     }
-    if start > total {
-        return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
-            start,
-            total,
-        }));
-    }
-    if requested_end < start {
-        return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
-            start,
-            end: requested_end,
-        }));
-    }
-    let selection = select::select(
-        &lines,
-        1,
-        &select::Range {
-            start_line: start,
-            start_column,
-            end_line: requested_end.min(total),
-            end_column: args.end_column,
-            max_lines: u64::from(ws.limits().max_read_lines),
-            budget: ws.limits().answer_bytes(),
-        },
+    let range = select::Range::asked(
+        total,
+        start,
+        start_column,
+        requested_end,
+        args.end_column,
+        ws.limits(),
     )?;
+    let selection = select::select(&lines, 1, &range)?;
     Ok((
         Shown::File(ShownFile {
             path: path.display().to_owned(),

@@ -214,32 +214,15 @@ pub fn run(
 
 /// `declares` with its workspace member patterns resolved to the member
 /// directories the walk found.
-fn resolved(declares: Declares, cargo_dirs: &[String], package_dirs: &[String]) -> Declares {
-    match declares {
+fn resolved(mut declares: Declares, cargo_dirs: &[String], package_dirs: &[String]) -> Declares {
+    match &mut declares {
         Declares::Cargo {
-            name,
-            version,
-            dependencies,
-            workspace_members,
-        } => Declares::Cargo {
-            name,
-            version,
-            dependencies,
-            workspace_members: manifest::resolve_members(&workspace_members, cargo_dirs),
-        },
-        Declares::PackageJson {
-            name,
-            version,
-            dependencies,
-            scripts,
-            workspaces,
-        } => Declares::PackageJson {
-            name,
-            version,
-            dependencies,
-            scripts,
-            workspaces: manifest::resolve_members(&workspaces, package_dirs),
-        },
-        other => other,
+            workspace_members, ..
+        } => *workspace_members = manifest::resolve_members(workspace_members, cargo_dirs),
+        Declares::PackageJson { workspaces, .. } => {
+            *workspaces = manifest::resolve_members(workspaces, package_dirs);
+        }
+        _ => {}
     }
+    declares
 }

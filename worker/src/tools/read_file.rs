@@ -103,27 +103,15 @@ pub fn run(
             redaction: RedactionCounts::default(),
         }));
     }
-    if start > total {
-        return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
-            start,
-            total,
-        }));
-    }
     let requested_end = end_line.unwrap_or(total);
-    if requested_end < start {
-        return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
-            start,
-            end: requested_end,
-        }));
-    }
-    let range = select::Range {
-        start_line: start,
+    let range = select::Range::asked(
+        total,
+        start,
         start_column,
-        end_line: requested_end.min(total),
-        end_column: args.end_column,
-        max_lines: u64::from(ws.limits().max_read_lines),
-        budget: ws.limits().answer_bytes(),
-    };
+        requested_end,
+        args.end_column,
+        ws.limits(),
+    )?;
     // An answer holding the whole file, line breaks as they are (no `\r` to
     // become `\n`), is that file's raw source: the broker redacts it whole
     // (it does so for every answer, whatever the worker did), so the same

@@ -36,7 +36,7 @@ mod parse;
 mod python;
 mod rust;
 
-use super::{CompiledQuery, KindCounts, Language, MAX_SCOPE_DEPTH, cut_signature};
+use super::{CompiledQuery, KindCounts, Language, MAX_SCOPE_DEPTH, c_filter, cut_signature};
 use parse::{Parsed, parse};
 
 /// Why a file gave no tree.
@@ -180,6 +180,7 @@ pub(crate) fn extents(
     rel_path: &str,
     source: &str,
     deadline: Option<Instant>,
+    places: Option<&c_filter::Places>,
 ) -> Result<Found, Outcome> {
     let mut best: Option<(usize, Grammar, Tree)> = None;
     for &grammar in grammars(lang, rel_path) {
@@ -188,7 +189,7 @@ pub(crate) fn extents(
                 let mut cx = Cx::new(query, lang, rel_path, source, grammar);
                 walk(&tree, grammar.visit(), &mut cx);
                 let (mut definitions, other_kinds) = cx.finish();
-                standing_only(lang, source, &mut definitions);
+                standing_only(lang, source, places, &mut definitions);
                 return Ok(Found {
                     definitions,
                     other_kinds,
@@ -212,7 +213,7 @@ pub(crate) fn extents(
     let mut cx = Cx::new(query, lang, rel_path, source, grammar);
     walk(&tree, grammar.visit(), &mut cx);
     let (mut definitions, other_kinds) = cx.finish();
-    standing_only(lang, source, &mut definitions);
+    standing_only(lang, source, places, &mut definitions);
     let error_lines = errors(&tree)
         .iter()
         .map(|n| {
@@ -229,17 +230,28 @@ pub(crate) fn extents(
 }
 
 /// Keeps, of a C file's definitions, those whose name stands where a
-/// definition can (`c_filter`): a macro the grammar cannot expand makes it
+/// definition can (`c_filter`; `places` when the caller has them already): a macro the grammar cannot expand makes it
 /// read uses as definitions, with or without error nodes (a loop macro
 /// `for_each_cpu(cpu) { ... }` in a function body parses as a nested
 /// function named `cpu`).
-fn standing_only(lang: Language, source: &str, definitions: &mut Vec<(Definition, Extent)>) {
+fn standing_only(
+    lang: Language,
+    source: &str,
+    places: Option<&c_filter::Places>,
+    definitions: &mut Vec<(Definition, Extent)>,
+) {
     if lang != Language::C || definitions.is_empty() {
         return;
     }
-    let names: std::collections::HashSet<&str> =
-        definitions.iter().map(|(d, _)| d.name.as_str()).collect();
-    let places = super::c_filter::places(source, &names);
+    let found;
+    let places = if let Some(known) = places {
+        known
+    } else {
+        let names: std::collections::HashSet<&str> =
+            definitions.iter().map(|(d, _)| d.name.as_str()).collect();
+        found = c_filter::places(source, &|w| names.contains(w));
+        &found
+    };
     definitions.retain(|(d, _)| places.contains(&(d.name.clone(), d.line)));
 }
 

@@ -18,6 +18,7 @@
 //! So a call that follows each answer's continuation reads every character
 //! of the text exactly once, whatever the length of its lines.
 
+use moat_protocol::limits::Limits;
 use moat_protocol::response::{Columns, Limit};
 use moat_protocol::wire_error::{Unsupported, WireError};
 
@@ -37,6 +38,41 @@ pub(crate) struct Range {
     pub(crate) max_lines: u64,
     /// Characters of numbered text one answer holds.
     pub(crate) budget: usize,
+}
+
+impl Range {
+    /// The range a call asks for in a text of `total` lines (at least one):
+    /// a start past the last line, or an end before the start, is refused;
+    /// an end past the last line stops at it.
+    pub(crate) fn asked(
+        total: u64,
+        start_line: u64,
+        start_column: u64,
+        end_line: u64,
+        end_column: Option<u64>,
+        limits: &Limits,
+    ) -> Result<Range, WireError> {
+        if start_line > total {
+            return Err(WireError::Unsupported(Unsupported::LineOutOfRange {
+                start: start_line,
+                total,
+            }));
+        }
+        if end_line < start_line {
+            return Err(WireError::Unsupported(Unsupported::EndBeforeStart {
+                start: start_line,
+                end: end_line,
+            }));
+        }
+        Ok(Range {
+            start_line,
+            start_column,
+            end_line: end_line.min(total),
+            end_column,
+            max_lines: u64::from(limits.max_read_lines),
+            budget: limits.answer_bytes(),
+        })
+    }
 }
 
 /// What was selected.
